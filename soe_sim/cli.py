@@ -1,0 +1,56 @@
+"""The ``soe-sim`` command.
+
+Each subsystem defines its click commands in its own module; this module only assembles them and
+turns :class:`~soe_sim.errors.SoeInputError` into one clear message per problem on stderr with exit
+code 2 (no traceback).
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from soe_sim.errors import SoeInputError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="soe_sim")
+def cli() -> None:
+    """soe_sim: exact odds and Monte Carlo analysis for Strike of the Eagle."""
+
+
+def _register() -> None:
+    # Imported here so `soe-sim --help` stays fast and a broken optional part names itself.
+    from soe_sim.battle.cli import odds_command
+
+    cli.add_command(odds_command)
+    try:
+        from soe_sim.data.cli import register as register_data_commands
+    except ImportError:  # pragma: no cover - data commands not present in this build
+        pass
+    else:
+        register_data_commands(cli)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI, mapping input errors to exit code 2."""
+    _register()
+    try:
+        cli.main(args=argv, prog_name="soe-sim", standalone_mode=False)
+    except SoeInputError as err:
+        for problem in err.problems:
+            click.echo(f"error: {problem}", err=True)
+        return 2
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
