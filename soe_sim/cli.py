@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, mapping input errors to exit code 2."""
     _register()
     try:
-        cli.main(args=argv, prog_name="soe-sim", standalone_mode=False)
+        args = list(sys.argv[1:] if argv is None else argv)
+        # The raw arguments ride along in ctx.obj so `odds --system X` can hand them on.
+        cli.main(args=args, prog_name="soe-sim", standalone_mode=False, obj=args)
     except SoeInputError as err:
         for problem in err.problems:
             click.echo(f"error: {problem}", err=True)

@@ -1,0 +1,199 @@
+"""``soe-sim odds``: exact battle odds with an optional Monte Carlo cross-check.
+
+``--system`` selects the combat system: ``soe`` (Strike of the Eagle, the default, handled here) or
+another system registered in :data:`SYSTEMS`, whose own command parses the remaining options.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+import click
+
+from soe_sim.battle.spec import Battle, BattleCard, Deck, Withdraw
+from soe_sim.errors import Problem, SoeInputError, did_you_mean
+
+# Other combat systems: name -> "module:click_command". Each parses its own options.
+SYSTEMS: dict[str, str] = {
+    "soyuz81": "soe_sim.systems.soyuz81_cli:odds_command",
+    "rswe": "soe_sim.systems.rswe_cli:odds_command",
+}
+
+
+def _battle_card(value: str | None, side: str, option: str) -> BattleCard | None:
+    """A battle card by deck id / name, or a raw effect code such as ``enemy_extra_loss:1``."""
+    if not value:
+        return None
+    if ":" in value:
+        return BattleCard.from_effect(value, source=option)
+    from soe_sim.battle.decks import _rows
+    from soe_sim._paths import data_dir
+
+    path = data_dir() / "cards" / f"{side}.csv"
+    rows = [r for r in _rows(path) if r.get("event_kind") == "battle"]
+    wanted = value.strip().lower()
+    for r in rows:
+        if wanted in (str(r["id"]).strip(), r["name"].strip().lower()):
+            return BattleCard.from_effect(r["effect"], name=r["name"], source=str(path))
+    names = [r["name"] for r in rows]
+    hint = did_you_mean(value, names) or ("battle cards: " + "; ".join(
+        f"{r['id']} {r['name']}" for r in rows))
+    raise SoeInputError(Problem(option, "", "", value, f"no battle card with that id or name in the {side} deck", hint))
+
+
+def _initiative(text: str) -> tuple[str, int]:
+    holder, _, level = text.partition(":")
+    if holder not in ("attacker", "defender") or not level.isdigit() or int(level) < 1:
+        raise SoeInputError(Problem("--initiative", "", "", text, "expected `attacker:N` or `defender:N` with N ≥ 1"))
+    return holder, int(level)
+
+
+def _format_table(result) -> str:
+    b = result.battle
+    lines = []
+    flags = [name for name, on in (("garrison", b.garrison), ("defend", b.defend),
+                                   ("fortified", b.fortified)) if on]
+    if b.withdraw != Withdraw.NONE:
+        flags.append("withdraw" if b.withdraw == Withdraw.WITHDRAW else "withdraw-blocked")
+    lines.append(f"Battle: {b.attacker_side} attacker [{b.attacker_spec()}] "
+                 f"({b.attack_directions} direction{'s' if b.attack_directions != 1 else ''}) vs "
+                 f"{b.defender_side} defender [{b.defender_spec() or '-'}]"
+                 + (f" + support from {b.support_directions} direction(s)" if b.support_directions else "")
+                 + (f"; {', '.join(flags)}" if flags else ""))
+    lines.append(f"Cards: attacker {b.attacker_card} (deck {result.attacker_deck}), "
+                 f"defender {b.defender_card} (deck {result.defender_deck}); "
+                 f"initiative {b.initiative_holder}:{b.initiative_level}")
+    lines.append("")
+    s = result.summary
+    has_mc = result.mc is not None
+    header = f"{'metric':<34}{'exact':>10}" + (f"{'MC':>10}{'95% interval':>22}" if has_mc else "")
+    lines.append(header)
+    lines.append("-" * len(header))
+    for name, row in s.iterrows():
+        line = f"{row['description']:<34}{row['exact']:>10.4f}"
+        if has_mc:
+            line += f"{row['mc']:>10.4f}   [{row['mc_low']:.4f}, {row['mc_high']:.4f}]"
+        lines.append(line)
+    lines.append("")
+    shift = result.initiative_shift
+    lines.append("Initiative (SoE 6.1): " + ", ".join(f"{k} {v:.4f}" for k, v in shift.items()))
+    lines.append("")
+    lines.append("Joint distribution of real losses (rows: attacker, columns: defender):")
+    matrix = result.joint_matrix()
+    lines.append(matrix.to_string(float_format=lambda x: f"{x:.4f}"))
+    if has_mc:
+        lines.append("")
+        lines.append(f"Monte Carlo: {result.mc.n:,} battles, seed {result.mc.seed}")
+    return "\n".join(lines)
+
+
+@click.command(
+    "odds",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.option("--system", default="soe", show_default=True,
+              help="Combat system: soe (Strike of the Eagle), " + ", ".join(SYSTEMS) + ".")
+@click.option("--attacker", "attacker", default=None, metavar="SPEC",
+              help='Attacking blocks `<SP><arm>[f]`, `,` between blocks, `/` between directions: "4i,4i/3c".')
+@click.option("--defender", "defender", default=None, metavar="SPEC",
+              help="Defending blocks (`f` forced-marched in, `r` reorganizing); `/` adds supporting blocks from another direction.")
+@click.option("--garrison", is_flag=True, help="A garrison is present (SoE 3.0).")
+@click.option("--defend", is_flag=True, help="Defend Area order (SoE 7.2).")
+@click.option("--fortified", is_flag=True, help="Every attack comes from fortified directions (SoE 1.2).")
+@click.option("--support", default=0, type=int, show_default=True,
+              help="Supporting blocks entered from N directions (SoE 7.34).")
+@click.option("--withdraw", is_flag=True, help="Withdraw order: defenders withdraw without battle (SoE 7.2).")
+@click.option("--withdraw-blocked", is_flag=True,
+              help="Withdraw order but no area to withdraw to: fight and lose 1 SP extra (SoE 7.2).")
+@click.option("--attacker-side", type=click.Choice(["polish", "soviet"]), default="soviet", show_default=True)
+@click.option("--attacker-card", default="draw", show_default=True, help="`draw` or `hand:V` (V = printed modifier).")
+@click.option("--defender-card", default="draw", show_default=True, help="`draw` or `hand:V`.")
+@click.option("--attacker-battle-card", default=None, help="Battle card by id or name, or an effect code like `enemy_extra_loss:1`.")
+@click.option("--defender-battle-card", default=None, help="As --attacker-battle-card, for the defender.")
+@click.option("--initiative", default="attacker:1", show_default=True,
+              help="Front initiative before the battle: `attacker:N` or `defender:N` (SoE 6.1).")
+@click.option("--deck-polish", default=None, metavar="COMPOSITION", help='Combat-modifier composition "0:5,1:15,2:20,3:10,4:5".')
+@click.option("--deck-soviet", default=None, metavar="COMPOSITION", help="As --deck-polish.")
+@click.option("--rules", "rules_overlays", multiple=True, metavar="TOML", help="Rules overlay file(s) (variants).")
+@click.option("--mc", default=0, type=int, show_default=True, help="Add a Monte Carlo estimate over N battles.")
+@click.option("--seed", default=None, type=int, help="Seed of the Monte Carlo.")
+@click.option("--threads", default=None, type=int, help="Numba threads (results do not depend on it).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@click.option("--plot", "plot_file", default=None, metavar="FILE", help="Write a plot of the odds (PNG/SVG/PDF).")
+@click.pass_context
+def odds_command(ctx, system, attacker, defender, garrison, defend, fortified, support, withdraw,
+                 withdraw_blocked, attacker_side, attacker_card, defender_card, attacker_battle_card,
+                 defender_battle_card, initiative, deck_polish, deck_soviet, rules_overlays, mc, seed,
+                 threads, fmt, plot_file):
+    """Exact odds of a battle, with an optional Monte Carlo cross-check."""
+    if system != "soe":
+        if system not in SYSTEMS:
+            raise SoeInputError(Problem("--system", "", "", system,
+                                        "unknown combat system; allowed: soe, " + ", ".join(SYSTEMS),
+                                        did_you_mean(system, ["soe", *SYSTEMS])))
+        module, _, name = SYSTEMS[system].partition(":")
+        command = getattr(importlib.import_module(module), name)
+        # Re-parse the original arguments (minus --system) with the system's own command.
+        args = _strip_system(list(ctx.obj) if ctx.obj is not None else sys.argv[1:])
+        return command.main(args=args, prog_name=f"soe-sim odds --system {system}", standalone_mode=False)
+    if ctx.args:
+        raise SoeInputError(Problem("soe-sim odds", "", "", " ".join(ctx.args), "unknown option",
+                                    "see `soe-sim odds --help`"))
+    if attacker is None:
+        raise SoeInputError(Problem("--attacker", "", "", None, "missing --attacker SPEC, e.g. \"4i,4i/3c\""))
+    if mc < 0:
+        raise SoeInputError(Problem("--mc", "", "", mc, "must be ≥ 0"))
+    if withdraw and withdraw_blocked:
+        raise SoeInputError(Problem("--withdraw-blocked", "", "", "", "give either --withdraw or --withdraw-blocked"))
+    mode = Withdraw.WITHDRAW if withdraw else Withdraw.BLOCKED if withdraw_blocked else Withdraw.NONE
+    holder, level = _initiative(initiative)
+    defender_side = "polish" if attacker_side == "soviet" else "soviet"
+    battle = Battle.from_spec(
+        attacker, defender or "", support=support, garrison=garrison, defend=defend,
+        fortified=fortified, withdraw=mode, attacker_side=attacker_side,
+        attacker_card=attacker_card, defender_card=defender_card,
+        attacker_battle_card=_battle_card(attacker_battle_card, attacker_side, "--attacker-battle-card"),
+        defender_battle_card=_battle_card(defender_battle_card, defender_side, "--defender-battle-card"),
+        initiative_holder=holder, initiative_level=level,
+    )
+    decks = {}
+    if deck_polish:
+        decks["polish"] = Deck.parse(deck_polish, "--deck-polish")
+    if deck_soviet:
+        decks["soviet"] = Deck.parse(deck_soviet, "--deck-soviet")
+    from soe_sim.battle.odds import battle_odds
+    from soe_sim.rules import load_rules
+
+    rules = load_rules("soe", rules_overlays) if rules_overlays else None
+    result = battle_odds(battle, decks=decks or None, rules=rules, mc=mc, seed=seed, threads=threads)
+    if plot_file:
+        fig = result.plot()
+        try:
+            fig.savefig(plot_file)
+        except (OSError, ValueError) as err:
+            raise SoeInputError(Problem("--plot", "", "", plot_file, f"cannot write plot: {err}")) from None
+    if fmt == "json":
+        click.echo(json.dumps(result.to_dict(), indent=2))
+    elif fmt == "csv":
+        click.echo(result.summary.to_csv(), nl=False)
+    else:
+        click.echo(_format_table(result))
+
+
+def _strip_system(argv: list[str]) -> list[str]:
+    """Arguments after ``odds`` without the ``--system X`` pair."""
+    if "odds" in argv:
+        argv = argv[argv.index("odds") + 1:]
+    out, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if arg == "--system":
+            skip = True
+            continue
+        if arg.startswith("--system="):
+            continue
+        out.append(arg)
+    return out

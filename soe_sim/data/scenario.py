@@ -1,0 +1,701 @@
+"""Scenarios (``scenarios/<id>.toml``): set-up, reinforcements, special rules and victory.
+
+:func:`load_scenario` validates a scenario against the map, the block roster and the decks of the
+same data directory and returns a :class:`Scenario`. Checks (all problems are reported together):
+
+* unknown / missing keys (with a suggestion), wrong types, unknown enum values;
+* ``start`` / ``end``: round ≥ 1, phase 1..N (N = ``round.operation_phases``, SoE 5.0) or
+  ``"reinforcement"``; the end not before the start;
+* initiative levels within ``initiative.min_level..max_level`` (SoE 6.1: no level 0);
+* garrisons only in key cities (areas whose ``garrison`` flag is set; SoE 3.0);
+* deployments: known blocks and areas, SP 1..``max_sp`` (SoE 2.1), no block twice, the side
+  stated (optional) matching the roster, no more than ``stacking.max_blocks`` blocks in an area
+  except Eastern Links (SoE 1.0, 7.33), no area holding both sides' blocks at the start;
+* reinforcements: known blocks not otherwise deployed, arrival between the start and the end, and
+  an arrival area the side may use — **Polish** reinforcements never arrive on an Eastern Link (the
+  Soviet map-edge boxes, SoE 1.4); **Soviet** reinforcements arrive on an Eastern Link or in a key
+  city that the Soviets control at the start (a Soviet garrison or Soviet blocks deployed there, and
+  no Polish ones); a ``condition`` names a special rule of the scenario;
+* force pool: known blocks of the listed side, not deployed and not reinforcements;
+* removed cards: ids present in that side's deck;
+* special-rule kinds ``arrival_check``, ``neutral_nation``, ``no_leaders``,
+  ``no_reinforcement_phase``, ``front_restriction``; objective kinds ``hold_area``,
+  ``capture_area``, ``eliminate_blocks``; victory ``vp`` with immediate ``capture_area`` /
+  ``vp_at_least``.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from soe_sim._paths import data_dir
+from soe_sim.data._io import SLUG_RE, Problems, check_keys, display_path, is_int, read_toml
+from soe_sim.data._rules import rule
+from soe_sim.data.enums import CardFront, Front, Nation, Side
+from soe_sim.errors import Problem, SoeInputError, did_you_mean
+
+__all__ = [
+    "RoundPhase",
+    "Scenario",
+    "list_scenarios",
+    "load_scenario",
+    "scenario_paths",
+    "SPECIAL_RULE_KINDS",
+    "OBJECTIVE_KINDS",
+]
+
+SCENARIO_KEYS = [
+    "id", "name", "source", "description", "players", "rules", "start", "end", "vp", "initiative",
+    "garrison", "deployment", "reinforcement", "force_pool", "removed_cards", "cubes", "special_rule",
+    "objective", "victory", "notes", "sources",
+]
+SPECIAL_RULE_KINDS = ["arrival_check", "neutral_nation", "no_leaders", "no_reinforcement_phase",
+                      "front_restriction"]
+OBJECTIVE_KINDS = ["hold_area", "capture_area", "eliminate_blocks"]
+OBJECTIVE_WHEN = ["end", "immediate", "each_round"]
+VICTORY_KINDS = ["vp"]
+IMMEDIATE_KINDS = ["capture_area", "vp_at_least"]
+CUBE_KINDS = ["infantry", "cavalry", "allied"]
+REINFORCEMENT_PHASE = "reinforcement"
+
+
+@dataclass(frozen=True, order=True)
+class RoundPhase:
+    """A point on the round track: ``round`` ≥ 1 and ``phase`` 1..5 or ``"reinforcement"``."""
+
+    round: int
+    phase: int | str = 1
+
+    @property
+    def phase_order(self) -> int:
+        """Sort key of the phase within a round (the reinforcement phase comes last; SoE 5.0)."""
+        return 99 if self.phase == REINFORCEMENT_PHASE else int(self.phase)
+
+    def key(self) -> tuple[int, int]:
+        """Sort key ``(round, phase order)``."""
+        return (self.round, self.phase_order)
+
+    def __str__(self) -> str:
+        return f"round {self.round} phase {self.phase}"
+
+
+@dataclass
+class Scenario:
+    """A validated scenario.
+
+    Attributes
+    ----------
+    id, name, source, description : str
+    players : list[int]
+    start, end : RoundPhase
+        First and last phase played (SoE 4.0 round marker).
+    vp : dict
+        ``{"side": …, "value": …}`` — the single signed VP track (SoE 7.8).
+    initiative : dict
+        ``{"north": {"side", "level"}, "south": {…}}`` (SoE 6.1).
+    deployment : pandas.DataFrame
+        ``block, side, area, sp`` — blocks on the map at the start.
+    garrisons : pandas.DataFrame
+        ``area, side`` (SoE 3.0).
+    reinforcements : pandas.DataFrame
+        ``block, side, round, phase, area, sp, condition`` (SoE 4.0).
+    force_pool : dict[str, list[str]]
+        Blocks available for building per side.
+    removed_cards : dict[str, list[int]]
+        Card ids removed before play per side.
+    cubes : dict[str, dict[str, int]]
+        Starting reinforcement cubes per side.
+    special_rules, objectives : list[dict]
+    victory : dict
+    path : pathlib.Path
+    """
+
+    id: str
+    name: str
+    start: RoundPhase
+    end: RoundPhase
+    deployment: pd.DataFrame
+    garrisons: pd.DataFrame
+    reinforcements: pd.DataFrame
+    force_pool: dict
+    removed_cards: dict
+    special_rules: list
+    objectives: list
+    victory: dict
+    vp: dict
+    initiative: dict
+    cubes: dict = field(default_factory=dict)
+    source: str = ""
+    description: str = ""
+    players: list = field(default_factory=list)
+    path: Path | None = None
+
+    @property
+    def rounds(self) -> int:
+        """Number of rounds played (``end.round - start.round + 1``)."""
+        return self.end.round - self.start.round + 1
+
+    @property
+    def vp_signed(self) -> int:
+        """VP track as one signed number: positive when the Poles lead (SoE 7.8)."""
+        v = int(self.vp.get("value", 0))
+        return v if self.vp.get("side") == "polish" else -v
+
+    def special_rule(self, kind: str) -> list[dict]:
+        """Special rules of ``kind``."""
+        return [r for r in self.special_rules if r.get("kind") == kind]
+
+    def __repr__(self) -> str:
+        return (f"Scenario({self.id!r}, {self.rounds} rounds, {len(self.deployment)} blocks deployed, "
+                f"{len(self.reinforcements)} reinforcements)")
+
+
+# --------------------------------------------------------------------------------------------------
+# Locating scenarios
+
+
+def scenario_paths(root: Path | str | None = None) -> list[Path]:
+    """Scenario TOML files of a data root (default: built-in data), sorted by name."""
+    base = Path(root) if root is not None else data_dir()
+    return sorted((base / "scenarios").glob("*.toml"))
+
+
+def _resolve(name_or_path) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists() or len(p.parts) > 1:
+        if not p.exists():
+            raise SoeInputError(Problem(str(p), "", "", str(p), "scenario file not found"))
+        return p
+    paths = {q.stem: q for q in scenario_paths()}
+    if str(name_or_path) in paths:
+        return paths[str(name_or_path)]
+    raise SoeInputError(Problem(display_path(data_dir() / "scenarios"), "", "scenario", str(name_or_path),
+                                "unknown scenario", did_you_mean(str(name_or_path), paths)
+                                or (f"built-in: {', '.join(paths)}" if paths else None)))
+
+
+def data_root_of(scenario_path: Path) -> Path:
+    """Data root a scenario belongs to: its ``scenarios/`` parent when that holds a map, else built-in."""
+    parent = scenario_path.resolve().parent
+    if parent.name == "scenarios" and (parent.parent / "map" / "areas.csv").exists():
+        return parent.parent
+    return data_dir()
+
+
+def list_scenarios(root: Path | str | None = None) -> pd.DataFrame:
+    """Built-in scenarios (or those of data root ``root``): DataFrame ``id, name, rounds, path``.
+
+    Reads only the scenario headers (no validation beyond TOML syntax); use ``soe-sim validate``.
+    """
+    problems = Problems()
+    rows = []
+    for p in scenario_paths(root):
+        doc = read_toml(p, problems)
+        if doc is None:
+            continue
+        start, end = doc.get("start", {}), doc.get("end", {})
+        try:
+            rounds = int(end.get("round", 1)) - int(start.get("round", 1)) + 1
+        except (TypeError, ValueError, AttributeError):
+            rounds = None
+        rows.append({"id": str(doc.get("id", p.stem)), "name": str(doc.get("name", p.stem)),
+                     "rounds": rounds, "path": str(p)})
+    if problems:
+        raise SoeInputError(problems)
+    return pd.DataFrame(rows, columns=["id", "name", "rounds", "path"])
+
+
+def load_scenario(name_or_path, *, game_map=None, roster=None, decks=None) -> Scenario:
+    """Load and validate a scenario.
+
+    Parameters
+    ----------
+    name_or_path : str or path-like
+        A built-in scenario id (``"kiev-offensive"``) or a path to a scenario TOML.
+    game_map, roster, decks : optional
+        Already loaded :class:`~soe_sim.data.map.GameMap`, :class:`~soe_sim.data.blocks.Roster` and
+        ``{"polish": DataFrame, "soviet": DataFrame}``; by default they are loaded from the
+        scenario's data root (the parent of its ``scenarios/`` folder when that holds a map,
+        else the built-in data).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    SoeInputError
+        With every problem found in the scenario (and in the map/roster/decks it needs).
+    """
+    path = _resolve(name_or_path)
+    problems = Problems()
+    if game_map is None or roster is None or decks is None:
+        from soe_sim.data.validate import read_dataset
+
+        ds = read_dataset(data_root_of(path), problems, scenarios=False)
+        game_map = game_map if game_map is not None else ds.game_map
+        roster = roster if roster is not None else ds.roster
+        decks = decks if decks is not None else ds.decks
+    sc = read_scenario(path, problems, game_map, roster, decks)
+    if problems:
+        raise SoeInputError(problems)
+    return sc
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading and checking
+
+
+def _table_lines(text: str, name: str) -> list[int]:
+    """Line numbers of the ``[[name]]`` headers, in order."""
+    pat = re.compile(r"^\s*\[\[\s*" + re.escape(name) + r"\s*\]\]")
+    return [i + 1 for i, line in enumerate(text.splitlines()) if pat.match(line)]
+
+
+class _Ctx:
+    """Shared state of one scenario check."""
+
+    def __init__(self, path: Path, problems: Problems, game_map, roster, decks, text: str):
+        self.path, self.problems = path, problems
+        self.map, self.roster, self.decks = game_map, roster, decks
+        self.text = text
+        self.root = data_root_of(path)
+
+    def add(self, entry, fld, value, message, suggestion=None):
+        self.problems.add(self.path, entry, fld, value, message, suggestion)
+
+    def entry(self, table: str, k: int, label: str | None = None) -> str:
+        lines = _table_lines(self.text, table)
+        where = f"{table}[{k}]"
+        if k < len(lines):
+            where += f" line {lines[k]}"
+        return where + (f" ({label})" if label else "")
+
+    # lookups ---------------------------------------------------------------------------------
+    def area(self, entry, fld, value) -> int | None:
+        if self.map is None:
+            return None
+        if not isinstance(value, str):
+            self.add(entry, fld, value, "expected an area id (string)")
+            return None
+        if value not in self.map.area_index:
+            self.add(entry, fld, value, "unknown area", did_you_mean(value, self.map.area_index))
+            return None
+        return self.map.area_index[value]
+
+    def block(self, entry, fld, value) -> int | None:
+        if self.roster is None:
+            return None
+        if not isinstance(value, str):
+            self.add(entry, fld, value, "expected a block id (string)")
+            return None
+        if value not in self.roster.block_index:
+            self.add(entry, fld, value, "unknown block", did_you_mean(value, self.roster.block_index))
+            return None
+        return self.roster.block_index[value]
+
+    def side(self, entry, fld, value, required=True) -> str | None:
+        if value is None:
+            if required:
+                self.add(entry, fld, None, "missing required key")
+            return None
+        if value not in Side.slugs():
+            self.add(entry, fld, value, "unknown side; expected polish or soviet",
+                     did_you_mean(str(value), Side.slugs()))
+            return None
+        return value
+
+    def int_(self, entry, fld, value, lo=None, hi=None) -> int | None:
+        if not is_int(value):
+            self.add(entry, fld, value, "expected an integer")
+            return None
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            self.add(entry, fld, value, f"out of range; expected {rng}")
+            return None
+        return value
+
+    def table(self, entry, fld, value) -> dict | None:
+        if not isinstance(value, dict):
+            self.add(entry, fld, value if not isinstance(value, list) else "[…]", "expected a table")
+            return None
+        return value
+
+    def tables(self, key, value) -> list:
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            self.add("", key, key, f"expected [[{key}]] tables")
+            return []
+        return value
+
+
+def read_scenario(path: Path, problems: Problems, game_map, roster, decks) -> Scenario | None:
+    """Read and check one scenario TOML, appending problems; ``None`` when unreadable."""
+    path = Path(path)
+    doc = read_toml(path, problems)
+    if doc is None:
+        return None
+    text = path.read_text(encoding="utf-8")
+    c = _Ctx(path, problems, game_map, roster, decks, text)
+    n_phases = int(rule(c.root, "round.operation_phases"))
+
+    check_keys(doc, SCENARIO_KEYS, path, "", problems, required=["id", "name", "start", "end"])
+    sid = doc.get("id", path.stem)
+    if not isinstance(sid, str) or not SLUG_RE.match(sid):
+        c.add("", "id", sid, "not a lowercase slug [a-z0-9]+(-[a-z0-9]+)*")
+    elif sid != path.stem:
+        c.add("", "id", sid, "scenario id differs from the file name", f"rename the file to `{sid}.toml`")
+    for key in ("name", "source", "description"):
+        if key in doc and not isinstance(doc[key], str):
+            c.add("", key, doc[key], "expected a string")
+    players = doc.get("players", [2])
+    if not isinstance(players, list) or not all(is_int(p) and p >= 1 for p in players):
+        c.add("", "players", players, "expected a list of player counts")
+
+    # --- start / end: SoE 4.0 round marker, SoE 5.0 phases -------------------------------------
+    def round_phase(key) -> RoundPhase | None:
+        t = doc.get(key)
+        if t is None:
+            return None
+        if c.table(key, "", t) is None:
+            return None
+        check_keys(t, ["round", "phase"], path, key, problems, required=["round"])
+        rnd = c.int_(key, "round", t.get("round", 1), lo=1)
+        ph = t.get("phase", 1)
+        if ph != REINFORCEMENT_PHASE and (not is_int(ph) or not 1 <= ph <= n_phases):
+            c.add(key, "phase", ph, f"out of range; expected 1..{n_phases} or \"{REINFORCEMENT_PHASE}\"",
+                  did_you_mean(str(ph), [REINFORCEMENT_PHASE]) if isinstance(ph, str) else None)
+            ph = None
+        if rnd is None or ph is None:
+            return None
+        return RoundPhase(rnd, ph)
+
+    start, end = round_phase("start"), round_phase("end")
+    if start and end and end.key() < start.key():
+        c.add("end", "round", end.round, f"the scenario ends ({end}) before it starts ({start})")
+
+    # --- vp track: SoE 7.8 --------------------------------------------------------------------
+    vp = doc.get("vp", {"side": "polish", "value": 0})
+    if c.table("vp", "", vp) is not None:
+        check_keys(vp, ["side", "value"], path, "vp", problems)
+        c.side("vp", "side", vp.get("side", "polish"))
+        c.int_("vp", "value", vp.get("value", 0), lo=0)
+    else:
+        vp = {}
+
+    # --- initiative: SoE 6.1 ------------------------------------------------------------------
+    lo_lvl, hi_lvl = int(rule(c.root, "initiative.min_level")), int(rule(c.root, "initiative.max_level"))
+    initiative = doc.get("initiative", {})
+    if c.table("initiative", "", initiative) is None:
+        initiative = {}
+    check_keys(initiative, Front.slugs(), path, "initiative", problems)
+    for front, t in initiative.items():
+        if front not in Front.slugs() or c.table(f"initiative.{front}", "", t) is None:
+            continue
+        check_keys(t, ["side", "level"], path, f"initiative.{front}", problems, required=["side", "level"])
+        c.side(f"initiative.{front}", "side", t.get("side"), required=False)
+        if "level" in t:
+            c.int_(f"initiative.{front}", "level", t["level"], lo=lo_lvl, hi=hi_lvl)
+
+    # --- garrisons: SoE 3.0 -------------------------------------------------------------------
+    garrisons = []
+    seen_garrison: dict[str, str] = {}
+    for k, g in enumerate(c.tables("garrison", doc.get("garrison"))):
+        where = c.entry("garrison", k, f"area={g.get('area')}")
+        check_keys(g, ["area", "side", "source"], path, where, problems, required=["area", "side"])
+        ai = c.area(where, "area", g.get("area"))
+        side = c.side(where, "side", g.get("side"), required=False)
+        if ai is not None and not c.map.garrison[ai]:
+            keys = [a for a, i in c.map.area_index.items() if c.map.garrison[i]]
+            c.add(where, "area", g["area"], "garrison in an area that is not a key city",
+                  did_you_mean(g["area"], keys))
+        if g.get("area") in seen_garrison:
+            c.add(where, "area", g.get("area"), f"second garrison in the same area ({seen_garrison[g['area']]})")
+        seen_garrison[g.get("area")] = where
+        garrisons.append({"area": g.get("area"), "side": side})
+
+    # --- deployment -----------------------------------------------------------------------------
+    deployed: dict[str, str] = {}
+    deployment = []
+    for k, d in enumerate(c.tables("deployment", doc.get("deployment"))):
+        bid = d.get("block")
+        where = c.entry("deployment", k, f"block={bid}")
+        check_keys(d, ["block", "area", "sp", "side", "source"], path, where, problems,
+                   required=["block", "area"])
+        bi = c.block(where, "block", bid)
+        ai = c.area(where, "area", d.get("area"))
+        side = _block_side(c, where, bi, d.get("side"))
+        sp = _sp(c, where, bi, d.get("sp"))
+        if isinstance(bid, str):
+            if bid in deployed:
+                c.add(where, "block", bid, f"block deployed twice (also {deployed[bid]})")
+            deployed.setdefault(bid, where)
+        deployment.append({"block": bid, "side": side, "area": d.get("area"), "sp": sp, "_ai": ai})
+
+    # SoE 1.0, 7.33: at most N blocks in an area (Eastern Links unlimited).
+    if c.map is not None:
+        max_blocks = int(rule(c.root, "stacking.max_blocks"))
+        per_area = Counter(d["area"] for d in deployment if d["_ai"] is not None)
+        for area, n in per_area.items():
+            if n > max_blocks and not c.map.eastern_link[c.map.area_index[area]]:
+                c.add(f"deployment (area={area})", "area", area,
+                      f"overstacked: {n} blocks at the start, the limit is {max_blocks} (SoE 7.33)")
+        sides_in = defaultdict(set)
+        for d in deployment:
+            if d["_ai"] is not None and d["side"]:
+                sides_in[d["area"]].add(d["side"])
+        for area, sides in sides_in.items():
+            if len(sides) > 1:
+                c.add(f"deployment (area={area})", "area", area, "blocks of both sides in one area at the start")
+
+    # Key cities the Soviets control at the start (garrison or blocks, no Polish presence).
+    presence = defaultdict(set)
+    for g in garrisons:
+        if g["side"]:
+            presence[g["area"]].add(g["side"])
+    for d in deployment:
+        if d["side"]:
+            presence[d["area"]].add(d["side"])
+
+    # --- special rules (before reinforcements: conditions refer to them) -----------------------
+    special_rules = []
+    rule_ids: set[str] = set()
+    for k, r in enumerate(c.tables("special_rule", doc.get("special_rule"))):
+        where = c.entry("special_rule", k, f"id={r.get('id')}" if r.get("id") else None)
+        kind = r.get("kind")
+        if kind is None:
+            c.add(where, "kind", None, "missing required key")
+        elif kind not in SPECIAL_RULE_KINDS:
+            c.add(where, "kind", kind, "unknown special-rule kind", did_you_mean(str(kind), SPECIAL_RULE_KINDS))
+        rid = r.get("id")
+        if rid is not None:
+            if not isinstance(rid, str) or not SLUG_RE.match(rid):
+                c.add(where, "id", rid, "not a lowercase slug")
+            elif rid in rule_ids:
+                c.add(where, "id", rid, "duplicate special-rule id")
+            else:
+                rule_ids.add(rid)
+        if "side" in r:
+            c.side(where, "side", r["side"])
+        if "front" in r and r["front"] not in CardFront.slugs():
+            c.add(where, "front", r["front"], "unknown front", did_you_mean(str(r["front"]), CardFront.slugs()))
+        if kind == "arrival_check":
+            for j, th in enumerate(r.get("thresholds", []) if isinstance(r.get("thresholds", []), list) else []):
+                if not isinstance(th, dict):
+                    c.add(where, f"thresholds[{j}]", th, "expected a table {round, phase, min_modifier}")
+                    continue
+                check_keys(th, ["round", "phase", "min_modifier"], path, f"{where} thresholds[{j}]", problems,
+                           required=["round", "phase", "min_modifier"])
+                for kk in ("round", "phase", "min_modifier"):
+                    if kk in th and not is_int(th[kk]):
+                        c.add(f"{where} thresholds[{j}]", kk, th[kk], "expected an integer")
+            if "thresholds" not in r:
+                c.add(where, "thresholds", None, "missing required key")
+        if kind == "neutral_nation":
+            nat = r.get("nation")
+            if nat not in Nation.slugs():
+                c.add(where, "nation", nat, "unknown nation", did_you_mean(str(nat), Nation.slugs()))
+        special_rules.append(dict(r))
+
+    # --- reinforcements: SoE 4.0 ----------------------------------------------------------------
+    reinforcements = []
+    reinforcing: dict[str, str] = {}
+    for k, d in enumerate(c.tables("reinforcement", doc.get("reinforcement"))):
+        bid = d.get("block")
+        where = c.entry("reinforcement", k, f"block={bid}")
+        check_keys(d, ["block", "round", "phase", "area", "sp", "condition", "side", "source"], path,
+                   where, problems, required=["block", "round", "area"])
+        bi = c.block(where, "block", bid)
+        ai = c.area(where, "area", d.get("area"))
+        side = _block_side(c, where, bi, d.get("side"))
+        sp = _sp(c, where, bi, d.get("sp"))
+        if isinstance(bid, str):
+            if bid in deployed:
+                c.add(where, "block", bid, f"block both deployed ({deployed[bid]}) and a reinforcement")
+            if bid in reinforcing:
+                c.add(where, "block", bid, f"reinforcement listed twice (also {reinforcing[bid]})")
+            reinforcing.setdefault(bid, where)
+        rnd = c.int_(where, "round", d.get("round"), lo=1) if "round" in d else None
+        ph = d.get("phase", 1)
+        if ph != REINFORCEMENT_PHASE and (not is_int(ph) or not 1 <= ph <= n_phases):
+            c.add(where, "phase", ph, f"out of range; expected 1..{n_phases} or \"{REINFORCEMENT_PHASE}\"")
+        elif rnd is not None and start and end:
+            at = RoundPhase(rnd, ph)
+            if at.key() < start.key() or at.key() > end.key():
+                c.add(where, "round", rnd, f"arrival ({at}) outside the scenario ({start} … {end})")
+        if ai is not None and side:
+            area = d["area"]
+            if side == "polish" and c.map.eastern_link[ai]:
+                # SoE 1.4: Eastern Links are Soviet map-edge boxes.
+                c.add(where, "area", area, "a Polish reinforcement cannot arrive on an Eastern Link")
+            elif side == "soviet" and not c.map.eastern_link[ai]:
+                soviet_city = c.map.vp[ai] > 0 and presence.get(area) == {"soviet"}
+                if not soviet_city:
+                    east = [a for a, i in c.map.area_index.items() if c.map.eastern_link[i]]
+                    c.add(where, "area", area, "a Soviet reinforcement must arrive on an Eastern Link or a "
+                          "key city the Soviets hold at the start", did_you_mean(area, east))
+        cond = d.get("condition")
+        if cond is not None and cond not in rule_ids:
+            c.add(where, "condition", cond, "condition names no special rule of this scenario",
+                  did_you_mean(str(cond), rule_ids))
+        reinforcements.append({"block": bid, "side": side, "round": rnd, "phase": ph, "area": d.get("area"),
+                               "sp": sp, "condition": cond})
+
+    # --- force pool: SoE 4.0 -------------------------------------------------------------------
+    force_pool = {s: [] for s in Side.slugs()}
+    fp = doc.get("force_pool", {})
+    if c.table("force_pool", "", fp) is not None:
+        check_keys(fp, Side.slugs(), path, "force_pool", problems)
+        in_pool: dict[str, str] = {}
+        for side, blocks in fp.items():
+            if side not in Side.slugs():
+                continue
+            if not isinstance(blocks, list):
+                c.add(f"force_pool.{side}", "", blocks, "expected a list of block ids")
+                continue
+            for bid in blocks:
+                where = f"force_pool.{side}"
+                bi = c.block(where, "block", bid)
+                if bi is not None and c.roster.blocks["side"].iat[bi] != side:
+                    c.add(where, "block", bid, f"a {c.roster.blocks['side'].iat[bi]} block in the {side} force pool")
+                if bid in deployed:
+                    c.add(where, "block", bid, f"block both in the force pool and deployed ({deployed[bid]})")
+                if bid in reinforcing:
+                    c.add(where, "block", bid, f"block both in the force pool and a reinforcement "
+                          f"({reinforcing[bid]})")
+                if bid in in_pool:
+                    c.add(where, "block", bid, "block listed twice in the force pool")
+                in_pool[bid] = side
+                force_pool[side].append(bid)
+
+    # --- removed cards ----------------------------------------------------------------------------
+    removed = {s: [] for s in Side.slugs()}
+    rc = doc.get("removed_cards", {})
+    if c.table("removed_cards", "", rc) is not None:
+        check_keys(rc, Side.slugs(), path, "removed_cards", problems)
+        for side, ids in rc.items():
+            if side not in Side.slugs():
+                continue
+            if not isinstance(ids, list):
+                c.add(f"removed_cards.{side}", "", ids, "expected a list of card ids")
+                continue
+            deck = (decks or {}).get(side)
+            valid = set(deck["id"]) if deck is not None else None
+            for cid in ids:
+                if not is_int(cid):
+                    c.add(f"removed_cards.{side}", "", cid, "expected a card id (integer)")
+                elif valid is not None and cid not in valid:
+                    c.add(f"removed_cards.{side}", "", cid, f"no card with this id in the {side} deck")
+                else:
+                    removed[side].append(cid)
+
+    # --- cubes --------------------------------------------------------------------------------------
+    cubes = {s: {k: 0 for k in CUBE_KINDS} for s in Side.slugs()}
+    cb = doc.get("cubes", {})
+    if c.table("cubes", "", cb) is not None:
+        check_keys(cb, Side.slugs(), path, "cubes", problems)
+        for side, t in cb.items():
+            if side in Side.slugs() and c.table(f"cubes.{side}", "", t) is not None:
+                check_keys(t, CUBE_KINDS, path, f"cubes.{side}", problems)
+                for kk, v in t.items():
+                    if kk in CUBE_KINDS and c.int_(f"cubes.{side}", kk, v, lo=0) is not None:
+                        cubes[side][kk] = v
+
+    # --- objectives -----------------------------------------------------------------------------------
+    objectives = []
+    for k, o in enumerate(c.tables("objective", doc.get("objective"))):
+        kind = o.get("kind")
+        where = c.entry("objective", k, f"kind={kind}")
+        check_keys(o, ["kind", "side", "area", "blocks", "vp", "when", "source", "description"], path, where,
+                   problems, required=["kind", "side"])
+        if kind is not None and kind not in OBJECTIVE_KINDS:
+            c.add(where, "kind", kind, "unknown objective kind", did_you_mean(str(kind), OBJECTIVE_KINDS))
+        c.side(where, "side", o.get("side"), required=False)
+        if kind in ("hold_area", "capture_area"):
+            if "area" not in o:
+                c.add(where, "area", None, "missing required key")
+            else:
+                c.area(where, "area", o["area"])
+        if kind == "eliminate_blocks":
+            bl = o.get("blocks")
+            if not isinstance(bl, list):
+                c.add(where, "blocks", bl, "expected a list of block ids")
+            else:
+                for b in bl:
+                    c.block(where, "blocks", b)
+        if "vp" in o:
+            c.int_(where, "vp", o["vp"])
+        if o.get("when", "end") not in OBJECTIVE_WHEN:
+            c.add(where, "when", o["when"], "unknown value", did_you_mean(str(o["when"]), OBJECTIVE_WHEN))
+        objectives.append(dict(o))
+
+    # --- victory --------------------------------------------------------------------------------------
+    victory = doc.get("victory", {"kind": "vp"})
+    if c.table("victory", "", victory) is None:
+        victory = {"kind": "vp"}
+    check_keys(victory, ["kind", "draw_on_tie", "immediate", "source", "description"], path, "victory", problems)
+    if victory.get("kind", "vp") not in VICTORY_KINDS:
+        c.add("victory", "kind", victory["kind"], "unknown victory kind",
+              did_you_mean(str(victory["kind"]), VICTORY_KINDS))
+    if not isinstance(victory.get("draw_on_tie", False), bool):
+        c.add("victory", "draw_on_tie", victory["draw_on_tie"], "expected true or false")
+    for k, im in enumerate(c.tables("victory.immediate", victory.get("immediate"))):
+        where = f"victory.immediate[{k}]"
+        check_keys(im, ["kind", "side", "area", "value", "source"], path, where, problems,
+                   required=["kind", "side"])
+        kind = im.get("kind")
+        if kind is not None and kind not in IMMEDIATE_KINDS:
+            c.add(where, "kind", kind, "unknown immediate-victory kind", did_you_mean(str(kind), IMMEDIATE_KINDS))
+        c.side(where, "side", im.get("side"), required=False)
+        if kind == "capture_area":
+            c.area(where, "area", im.get("area"))
+        if kind == "vp_at_least":
+            c.int_(where, "value", im.get("value"), lo=1)
+
+    dep_df = pd.DataFrame([{k: v for k, v in d.items() if k != "_ai"} for d in deployment],
+                          columns=["block", "side", "area", "sp"])
+    if start is None or end is None:
+        return None
+    return Scenario(
+        id=str(sid), name=str(doc.get("name", sid)), start=start, end=end,
+        deployment=dep_df,
+        garrisons=pd.DataFrame(garrisons, columns=["area", "side"]),
+        reinforcements=pd.DataFrame(reinforcements,
+                                    columns=["block", "side", "round", "phase", "area", "sp", "condition"]),
+        force_pool=force_pool, removed_cards=removed, special_rules=special_rules, objectives=objectives,
+        victory=victory, vp=dict(vp), initiative={k: dict(v) for k, v in initiative.items() if isinstance(v, dict)},
+        cubes=cubes, source=str(doc.get("source", "")), description=str(doc.get("description", "")),
+        players=players if isinstance(players, list) else [], path=path,
+    )
+
+
+def _block_side(c: _Ctx, where: str, bi: int | None, stated) -> str | None:
+    """Side of a block from the roster; a stated ``side`` must agree."""
+    if stated is not None:
+        stated = c.side(where, "side", stated)
+    if bi is None:
+        return stated
+    actual = c.roster.blocks["side"].iat[bi]
+    if stated and stated != actual:
+        c.add(where, "side", stated, f"block {c.roster.blocks['id'].iat[bi]} is a {actual} block")
+    return actual
+
+
+def _sp(c: _Ctx, where: str, bi: int | None, sp) -> int | None:
+    """Check a starting SP against 1..max_sp (SoE 2.1); default max_sp."""
+    max_sp = int(c.roster.blocks["max_sp"].iat[bi]) if bi is not None else None
+    if sp is None:
+        return max_sp
+    if not is_int(sp):
+        c.add(where, "sp", sp, "expected an integer")
+        return None
+    if sp < 1:
+        c.add(where, "sp", sp, "SP below 1")
+    elif max_sp is not None and sp > max_sp:
+        c.add(where, "sp", sp, f"SP above the block's maximum of {max_sp}")
+    return sp

@@ -1,0 +1,148 @@
+"""Validate whole data directories or single files, reporting every problem at once.
+
+:func:`validate` is what ``soe-sim validate`` runs. It accepts a data root (holding ``map/``,
+``blocks/``, ``cards/``, ``scenarios/``), a single scenario TOML, or a single CSV/TOML of the map,
+the roster or a deck; cross-file checks use the file's own data root when it has one, else the
+built-in data. Problems are collected into one :class:`~soe_sim.errors.SoeInputError`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from soe_sim._paths import data_dir
+from soe_sim.data._io import Problems, display_path, read_toml
+from soe_sim.data.blocks import read_blocks
+from soe_sim.data.cards import read_deck
+from soe_sim.data.map import read_map
+from soe_sim.data.scenario import data_root_of, read_scenario, scenario_paths
+from soe_sim.data.enums import Side
+from soe_sim.errors import Problem, SoeInputError
+
+__all__ = ["DataSet", "read_dataset", "validate", "load_dataset"]
+
+
+@dataclass
+class DataSet:
+    """Everything read from one data root (parts may be ``None`` when unreadable)."""
+
+    root: Path
+    game_map: object = None
+    roster: object = None
+    decks: dict = field(default_factory=dict)
+    scenarios: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One-line description used by ``soe-sim validate``."""
+        parts = []
+        if self.game_map is not None:
+            parts.append(f"{self.game_map.n_areas} areas, {len(self.game_map.links)} links")
+        if self.roster is not None:
+            parts.append(f"{len(self.roster.blocks)} blocks ({len(self.roster.leaders)} leaders)")
+        if self.decks:
+            parts.append(" + ".join(f"{len(d)} {s}" for s, d in self.decks.items() if d is not None) + " cards")
+        if self.scenarios:
+            parts.append(f"{len(self.scenarios)} scenarios ({', '.join(self.scenarios)})")
+        return f"{display_path(self.root)}: " + "; ".join(parts)
+
+
+def read_dataset(root: Path | str | None, problems: Problems, scenarios: bool = True) -> DataSet:
+    """Read and check everything under ``root`` (default: built-in data), appending problems."""
+    root = Path(root) if root is not None else data_dir()
+    ds = DataSet(root)
+    ds.game_map = read_map(root / "map", problems)
+    ds.roster = read_blocks(root / "blocks", problems)
+    ids = set(ds.roster.block_index) if ds.roster is not None else None
+    for side in Side.slugs():
+        ds.decks[side] = read_deck(root / "cards" / f"{side}.csv", problems, block_ids=ids)
+    if scenarios:
+        for p in scenario_paths(root):
+            sc = read_scenario(p, problems, ds.game_map, ds.roster, ds.decks)
+            if sc is not None:
+                ds.scenarios[sc.id] = sc
+    return ds
+
+
+def load_dataset(root: Path | str | None = None) -> DataSet:
+    """Read and validate a whole data root; raise :class:`SoeInputError` listing every problem."""
+    problems = Problems()
+    ds = read_dataset(root, problems)
+    if problems:
+        raise SoeInputError(problems)
+    return ds
+
+
+def _root_of_file(path: Path, depth: int = 2) -> Path:
+    """Data root of ``<root>/<part>/<file>`` when it has a map, else the built-in data."""
+    root = path.resolve().parents[depth - 1]
+    return root if (root / "map" / "areas.csv").exists() else data_dir()
+
+
+def _validate_one(path: Path, problems: Problems) -> str:
+    """Validate one path, appending problems; return the ok-summary text."""
+    if path.is_dir():
+        if not any((path / d).is_dir() for d in ("map", "blocks", "cards", "scenarios")):
+            problems.add(path, "", "", str(path), "not a data directory (expected map/, blocks/, cards/, scenarios/)")
+            return ""
+        return read_dataset(path, problems).summary()
+    if not path.exists():
+        problems.add(path, "", "", str(path), "file not found")
+        return ""
+    name = path.name
+    if name in ("areas.csv", "links.csv", "grid.toml"):
+        gm = read_map(path.parent, problems)
+        return f"{display_path(path.parent)}: {gm.n_areas if gm else 0} areas"
+    if name in ("blocks.csv", "leaders.toml"):
+        r = read_blocks(path.parent, problems)
+        return f"{display_path(path.parent)}: {len(r.blocks) if r else 0} blocks"
+    if path.suffix == ".csv" and path.stem in Side.slugs():
+        root = _root_of_file(path)
+        sub = Problems()  # the roster is only context here; its own problems are not this file's
+        roster = read_blocks(root / "blocks", sub)
+        ids = set(roster.block_index) if roster is not None else None
+        deck = read_deck(path, problems, block_ids=ids)
+        return f"{display_path(path)}: {len(deck) if deck is not None else 0} cards"
+    if path.suffix == ".toml":
+        doc = read_toml(path, Problems())
+        if doc is not None and ("deployment" in doc or "start" in doc or path.parent.name == "scenarios"):
+            root = data_root_of(path)
+            ds = read_dataset(root, problems, scenarios=False)
+            sc = read_scenario(path, problems, ds.game_map, ds.roster, ds.decks)
+            return f"{display_path(path)}: scenario {sc.id if sc else '?'}"
+        if doc is None:
+            read_toml(path, problems)  # record the syntax error
+            return ""
+    problems.add(path, "", "", name, "don't know how to validate this file: expected a data directory, "
+                 "a scenario TOML, areas.csv, links.csv, grid.toml, blocks.csv, leaders.toml, polish.csv "
+                 "or soviet.csv")
+    return ""
+
+
+def validate(paths=None) -> list[str]:
+    """Validate data paths (default: all built-in data).
+
+    Parameters
+    ----------
+    paths : iterable of path-like, optional
+        Data roots, scenario TOMLs or single CSV/TOML files.
+
+    Returns
+    -------
+    list[str]
+        One summary line per path when everything is valid.
+
+    Raises
+    ------
+    SoeInputError
+        Listing every problem found in all paths.
+    """
+    paths = [Path(p) for p in (paths or [])] or [data_dir()]
+    problems = Problems()
+    summaries = [_validate_one(p, problems) for p in paths]
+    if problems:
+        # de-duplicate (a shared data root may be read more than once)
+        unique: dict[str, Problem] = {}
+        for p in problems:
+            unique.setdefault(str(p), p)
+        raise SoeInputError(list(unique.values()))
+    return summaries

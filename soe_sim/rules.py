@@ -1,0 +1,214 @@
+"""Rule constants from ``data/rules/*.toml``, with overlays for variants.
+
+Code never hard-codes a rule constant: it asks :func:`load_rules` and, for numba kernels, the
+NamedTuples built from it (e.g. :meth:`Rules.combat_constants`).
+"""
+from __future__ import annotations
+
+import copy
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple
+
+import numpy as np
+
+from soe_sim._paths import data_dir
+from soe_sim.errors import Problem, SoeInputError, did_you_mean
+
+
+class CombatRules(NamedTuple):
+    """Combat constants in kernel-ready form (SoE 7.34, 7.41, 7.44, 1.2, 3.0, 6.1, 7.2)."""
+
+    chart_min_value: np.ndarray  # int64 (n_rows,) lowest combat value of each chart column
+    chart_losses: np.ndarray  # int64 (n_rows,) losses inflicted for that column
+    min_combat_value: int
+    flank_penalty: int
+    hand_card_bonus: int
+    garrison_sp: int
+    half_strength_divisor: int
+    fortification_negates_flank: int
+    fortification_loss_reduction: int
+    defend_negates_flank: int
+    defend_loss_reduction: int
+    support_negates_flank_per_direction: int
+    great_victory_losses: int
+    garrison_loss_counts_for_outcome: bool
+    garrison_loss_counts_for_great_victory: bool
+    garrison_loss_counts_for_initiative: bool
+    withdraw_loss: int
+    withdraw_cavalry_exempt_vs_infantry: bool
+    withdraw_blocked_extra_loss: int
+    initiative_min_level: int
+    initiative_max_level: int
+    initiative_max_change: int
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise SoeInputError(Problem(str(path), "", "", str(path), "rules file not found")) from None
+    except tomllib.TOMLDecodeError as err:
+        raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
+
+
+def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Problem]) -> None:
+    """Deep-merge ``overlay`` into ``base`` in place; unknown keys become problems."""
+    for key, value in overlay.items():
+        dotted = f"{prefix}{key}"
+        if key not in base:
+            problems.append(
+                Problem(file, "", dotted, value, "unknown rule key", did_you_mean(key, base.keys()))
+            )
+            continue
+        if isinstance(base[key], dict):
+            if not isinstance(value, dict):
+                problems.append(Problem(file, "", dotted, value, "expected a table"))
+                continue
+            _merge(base[key], value, file, dotted + ".", problems)
+        else:
+            expected = type(base[key])
+            ok = isinstance(value, expected) or (expected is float and isinstance(value, int))
+            if expected is int and isinstance(value, bool):
+                ok = False
+            if not ok:
+                problems.append(
+                    Problem(file, "", dotted, value, f"expected {expected.__name__}")
+                )
+                continue
+            base[key] = value
+
+
+class Rules:
+    """A ruleset: the base file plus any overlays, as nested dicts with helpers.
+
+    Parameters
+    ----------
+    values : dict
+        Merged rule tables (``values["combat"]["flank_penalty"]`` …).
+    sources : dict
+        Dotted key → rulebook citation.
+    files : list of str
+        Files merged, base first.
+    """
+
+    def __init__(self, values: dict, sources: dict, files: list[str]):
+        self.values = values
+        self.sources = sources
+        self.files = files
+
+    def __getitem__(self, key: str) -> Any:
+        node: Any = self.values
+        for part in key.split("."):
+            node = node[part]
+        return node
+
+    @property
+    def name(self) -> str:
+        return self.values["meta"]["name"]
+
+    def combat_constants(self) -> CombatRules:
+        """Kernel-ready combat constants (validated: chart rows ascending, losses ≥ 0)."""
+        c = self.values["combat"]
+        ini = self.values["initiative"]
+        thresholds = np.asarray(c["chart_min_value"], dtype=np.int64)
+        losses = np.asarray(c["chart_losses"], dtype=np.int64)
+        problems = []
+        file = self.files[-1]
+        if len(thresholds) != len(losses) or len(thresholds) == 0:
+            problems.append(
+                Problem(file, "combat", "chart_losses", list(losses),
+                        "must have one entry per chart_min_value entry")
+            )
+        elif thresholds[0] != c["min_combat_value"] or np.any(np.diff(thresholds) <= 0):
+            problems.append(
+                Problem(file, "combat", "chart_min_value", list(thresholds),
+                        "must start at min_combat_value and be strictly increasing")
+            )
+        if np.any(losses < 0):
+            problems.append(Problem(file, "combat", "chart_losses", list(losses), "must be ≥ 0"))
+        if problems:
+            raise SoeInputError(problems)
+        return CombatRules(
+            chart_min_value=thresholds,
+            chart_losses=losses,
+            min_combat_value=int(c["min_combat_value"]),
+            flank_penalty=int(c["flank_penalty"]),
+            hand_card_bonus=int(c["hand_card_bonus"]),
+            garrison_sp=int(c["garrison_sp"]),
+            half_strength_divisor=int(c["half_strength_divisor"]),
+            fortification_negates_flank=int(c["fortification_negates_flank"]),
+            fortification_loss_reduction=int(c["fortification_loss_reduction"]),
+            defend_negates_flank=int(c["defend_negates_flank"]),
+            defend_loss_reduction=int(c["defend_loss_reduction"]),
+            support_negates_flank_per_direction=int(c["support_negates_flank_per_direction"]),
+            great_victory_losses=int(c["great_victory_losses"]),
+            garrison_loss_counts_for_outcome=bool(c["garrison_loss_counts_for_outcome"]),
+            garrison_loss_counts_for_great_victory=bool(
+                c["garrison_loss_counts_for_great_victory"]
+            ),
+            garrison_loss_counts_for_initiative=bool(c["garrison_loss_counts_for_initiative"]),
+            withdraw_loss=int(c["withdraw_loss"]),
+            withdraw_cavalry_exempt_vs_infantry=bool(c["withdraw_cavalry_exempt_vs_infantry"]),
+            withdraw_blocked_extra_loss=int(c["withdraw_blocked_extra_loss"]),
+            initiative_min_level=int(ini["min_level"]),
+            initiative_max_level=int(ini["max_level"]),
+            initiative_max_change=int(ini["max_change_per_battle"]),
+        )
+
+    def __repr__(self) -> str:
+        return f"Rules({self.name!r}, files={self.files})"
+
+
+def _ruleset_path(name_or_path: str | Path) -> Path:
+    path = Path(name_or_path)
+    if path.suffix == ".toml":
+        return path
+    return data_dir() / "rules" / f"{name_or_path}.toml"
+
+
+@lru_cache(maxsize=32)
+def _load_cached(base: str, overlays: tuple[str, ...]) -> Rules:
+    base_path = _ruleset_path(base)
+    values = _read_toml(base_path)
+    sources = values.pop("sources", {})
+    files = [str(base_path)]
+    problems: list[Problem] = []
+    for overlay in overlays:
+        path = _ruleset_path(overlay)
+        data = _read_toml(path)
+        sources.update(data.pop("sources", {}))
+        data.get("meta", {}).pop("base", None)
+        _merge(values, data, str(path), "", problems)
+        files.append(str(path))
+    if problems:
+        raise SoeInputError(problems)
+    return Rules(values, sources, files)
+
+
+def load_rules(ruleset: str | Path = "soe", overlays: Iterable[str | Path] = ()) -> Rules:
+    """Load a ruleset and apply overlays in order.
+
+    Parameters
+    ----------
+    ruleset : str or Path
+        Built-in name (``"soe"`` → ``data/rules/soe.toml``) or a path to a TOML file.
+    overlays : iterable of str or Path
+        Variant files whose keys replace the base ones; unknown keys are an error naming the
+        file and key with a suggestion.
+
+    Returns
+    -------
+    Rules
+        A fresh copy (callers may mutate it without affecting the cache).
+    """
+    cached = _load_cached(str(ruleset), tuple(str(o) for o in overlays))
+    return Rules(copy.deepcopy(cached.values), dict(cached.sources), list(cached.files))
+
+
+@lru_cache(maxsize=32)
+def default_combat_constants(ruleset: str = "soe") -> CombatRules:
+    """Cached combat constants of a built-in ruleset (hot path of :func:`battle_odds`)."""
+    return _load_cached(ruleset, ()).combat_constants()
