@@ -52,7 +52,7 @@ def plot_odds(result, title: str | None = None):
             est = np.array([result.mc.estimates[k] for k in keys])
             lo = np.array([result.mc.low[k] for k in keys])
             hi = np.array([result.mc.high[k] for k in keys])
-            ax_bar.errorbar(est, y, xerr=[est - lo, hi - est], fmt="o", color="black", ms=3,
+            ax_bar.errorbar(est, y, xerr=[np.maximum(est - lo, 0), np.maximum(hi - est, 0)], fmt="o", color="black", ms=3,
                             capsize=3, label=f"Monte Carlo (n={result.mc.n:,}) 95 %")
             ax_bar.legend(loc="lower right", fontsize=8)
         for yi, v in zip(y, values):

@@ -257,9 +257,14 @@ def read_toml(path: Path, problems: Problems) -> dict | None:
 
 def check_keys(d: dict, allowed: Iterable[str], path: Path, entry: str, problems: Problems,
                required: Iterable[str] = ()) -> None:
-    """Report unknown keys (with a suggestion) and missing required keys of a TOML table."""
+    """Report unknown keys (with a suggestion) and missing required keys of a TOML table.
+
+    Provenance keys (``source``, ``sources``, ``<key>_source``) are always allowed.
+    """
     allowed = list(allowed)
     for k in d:
+        if k in ("source", "sources") or (k.endswith("_source") and k[: -len("_source")] in allowed):
+            continue
         if k not in allowed:
             problems.add(path, entry, k, d[k] if not isinstance(d[k], (dict, list)) else k,
                          "unknown key", did_you_mean(k, allowed))

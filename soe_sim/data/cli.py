@@ -64,7 +64,8 @@ def map_command(scenario: str | None, output: str, dpi: int) -> None:
 
     from soe_sim.data.map import load_map
     from soe_sim.data.plot import plot_map
-    from soe_sim.data.scenario import data_root_of, load_scenario, _resolve
+    from soe_sim.data.scenario import _resolve, data_root_of, load_scenario
+    from soe_sim.plotting import use_style
 
     sc = None
     if scenario:
@@ -73,8 +74,9 @@ def map_command(scenario: str | None, output: str, dpi: int) -> None:
         sc = load_scenario(path)
     else:
         game_map = load_map()
-    ax = plot_map(game_map, scenario=sc)
-    ax.figure.savefig(output, dpi=dpi)
+    with use_style():
+        ax = plot_map(game_map, scenario=sc)
+        ax.figure.savefig(output, dpi=dpi)
     plt.close(ax.figure)
     click.echo(f"wrote {output}")
 

@@ -164,12 +164,14 @@ def plot_map(game_map, scenario=None, ax=None, *, blocks: pd.DataFrame | None = 
             dx, dy = (lon[j] - lon[i]) / aspect, lat[j] - lat[i]
             length = math.hypot(dx, dy) or 1.0
             ux, uy = dx / length, dy / length
-            cx_, cy_ = lon[i] + 0.32 * (lon[j] - lon[i]), lat[i] + 0.32 * (lat[j] - lat[i])
-            h = 0.13
-            for s in (-0.05, 0.0, 0.05):  # a short comb of three teeth facing the attacker
+            # comb placed a short way out from the defended area (at most 0.3 screen-degrees)
+            frac = min(0.3, 0.3 / length)
+            cx_, cy_ = lon[i] + frac * (lon[j] - lon[i]), lat[i] + frac * (lat[j] - lat[i])
+            h = 0.065
+            for s in (-0.035, 0.0, 0.035):  # a short comb of three teeth across the link
                 bx, by = cx_ + s * ux * aspect, cy_ + s * uy
                 ax.plot([bx - h * uy * aspect, bx + h * uy * aspect], [by + h * ux, by - h * ux],
-                        color=FORT_COLOR, lw=1.6, zorder=3, solid_capstyle="butt")
+                        color=FORT_COLOR, lw=1.3, zorder=3, solid_capstyle="butt")
 
     # --- area discs ------------------------------------------------------------------------------
     vp = game_map.vp.astype(int)
@@ -184,7 +186,7 @@ def plot_map(game_map, scenario=None, ax=None, *, blocks: pd.DataFrame | None = 
         ok = ~np.isnan(values)
         sc_values = ax.scatter(lon[ok], lat[ok], c=values[ok], cmap=cmap, vmin=vmin, vmax=vmax, s=330,
                                edgecolors="none", alpha=0.85, zorder=3.5)
-        cb = fig.colorbar(sc_values, ax=ax, shrink=0.6, pad=0.06)
+        cb = fig.colorbar(sc_values, ax=ax, orientation="horizontal", shrink=0.5, pad=0.05, aspect=40)
         if value_label:
             cb.set_label(value_label)
     plain = ~key & ~east
@@ -281,8 +283,9 @@ def plot_map(game_map, scenario=None, ax=None, *, blocks: pd.DataFrame | None = 
                 handles.append(Line2D([], [], color="none", marker="o", markersize=7, markerfacecolor=c,
                                       markeredgecolor="#444444"))
                 labels.append(t.title())
-        ax.legend(handles, labels, loc="lower left", fontsize=8, handler_map={tuple: HandlerTuple(ndivide=1)},
-                  framealpha=0.92, borderpad=0.7)
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.035, 1.0), fontsize=8.5,
+                  handler_map={tuple: HandlerTuple(ndivide=1)}, framealpha=0.92, borderpad=0.8,
+                  title="Legend", title_fontsize=9)
     ax.set_title(title or "Strike of the Eagle — theatre map (1920)")
     return ax
 

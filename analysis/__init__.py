@@ -1,0 +1,1 @@
+"""Analysis scripts and the shared matplotlib style (soe.mplstyle) of soe_sim."""

@@ -1,0 +1,266 @@
+"""One test per validation error kind, on a small fixture data directory with one thing broken.
+
+The fixture (tests/fixtures/data) is valid; each case copies it to tmp_path, corrupts one file and
+checks that the problem names the file, the field, the bad value and the suggestion.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from soe_sim.data import load_dataset, load_map, load_scenario, validate
+from soe_sim.errors import SoeInputError
+
+FIXTURE = Path(__file__).parent / "fixtures" / "data"
+
+
+def copy_fixture(tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    shutil.copytree(FIXTURE, root)
+    return root
+
+
+def edit(path: Path, old: str, new: str, count: int = 1) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) >= 1, f"fixture text {old!r} not found in {path}"
+    path.write_text(text.replace(old, new, count), encoding="utf-8")
+
+
+def problems_of(root: Path) -> list:
+    with pytest.raises(SoeInputError) as info:
+        validate([root])
+    return info.value.problems
+
+
+def find(problems, file: str, field: str | None = None, value=None, message: str | None = None,
+         suggestion: str | None = None):
+    """The problem matching all given parts (fail with the full list otherwise)."""
+    for p in problems:
+        if not p.file.endswith(file):
+            continue
+        if field is not None and p.field != field:
+            continue
+        if value is not None and p.value != value:
+            continue
+        if message is not None and message not in p.message:
+            continue
+        if suggestion is not None and (p.suggestion is None or suggestion not in p.suggestion):
+            continue
+        return p
+    pytest.fail("no matching problem in:\n" + "\n".join(str(p) for p in problems))
+
+
+def test_fixture_is_valid():
+    ds = load_dataset(FIXTURE)
+    assert ds.game_map.n_areas == 10
+    assert "test-offensive" in ds.scenarios
+
+
+SCEN = "scenarios/test-offensive.toml"
+AREAS = "map/areas.csv"
+LINKS = "map/links.csv"
+
+# (id, file to edit, old text, new text, expected: file, field, value, message part, suggestion part)
+CASES = [
+    # --- syntax --------------------------------------------------------------------------------
+    ("csv-wrong-field-count", AREAS, "lublin,Lublin,Lublin,", "lublin,Lublin,",
+     (AREAS, "", None, "wrong number of fields", None)),
+    ("csv-unterminated-quote", LINKS, "minsk,zlobin,rail", 'minsk,"zlobin,rail',
+     (LINKS, "", None, "CSV syntax error", None)),
+    ("toml-syntax", SCEN, 'name = "Test Offensive"', 'name = "Test Offensive', (SCEN, "", None, "TOML syntax", None)),
+    # --- columns and keys ----------------------------------------------------------------------
+    ("unknown-column", AREAS, ",eastern_link,", ",eastern_lnk,",
+     (AREAS, "eastern_lnk", "eastern_lnk", "unknown column", "did you mean `eastern_link`?")),
+    ("missing-column", AREAS, ",eastern_link,", ",eastern_lnk,",
+     (AREAS, "eastern_link", None, "missing required column", "did you mean `eastern_lnk`?")),
+    ("unknown-scenario-key", SCEN, "[[deployment]]", "[[deployement]]",
+     (SCEN, "deployement", "deployement", "unknown key", "did you mean `deployment`?")),
+    # --- types and enum values -----------------------------------------------------------------
+    ("bad-int", AREAS, "Kovel,Kowel,24.71,51.21,E5,south,contested,0,", "Kovel,Kowel,24.71,51.21,E5,south,contested,two,",
+     (AREAS, "vp", "two", "expected an integer", None)),
+    ("bad-enum", AREAS, "Minsk,Mińsk,27.57,53.90,H3,north,", "Minsk,Mińsk,27.57,53.90,H3,nort,",
+     (AREAS, "front", "nort", "unknown value", "did you mean `north`?")),
+    ("bad-bool", AREAS, "0,0,0,true,soviet", "0,0,0,maybe,soviet",
+     (AREAS, "eastern_link", "maybe", "expected true or false", None)),
+    ("bad-grid", AREAS, "H3,north,russia,2", "Z9,north,russia,2",
+     (AREAS, "grid", "Z9", "expected a grid square", None)),
+    ("bad-slug", AREAS, "\nrovno,Rovno", "\nRovno City,Rovno",
+     (AREAS, "id", "Rovno City", "slug", None)),
+    ("bad-block-class", "blocks/blocks.csv", "cavalry,brigade,2", "cavalry,brigade,3",
+     ("blocks/blocks.csv", "max_sp", 3, "a brigade has at most 2 SP", None)),
+    ("bad-leader-ability", "blocks/leaders.toml", '"any_order"', '"any_ordr"',
+     ("blocks/leaders.toml", "ability", "any_ordr", "unknown leader ability", "did you mean `any_order`?")),
+    ("unknown-effect-key", "cards/polish.csv", "enemy_extra_loss:1", "enemy_extra_los:1",
+     ("cards/polish.csv", "effect", "enemy_extra_los", "unknown effect key", "did you mean `enemy_extra_loss`?")),
+    # --- ids -----------------------------------------------------------------------------------
+    ("duplicate-area-id", AREAS, "\nkovel,Kovel", "\nlublin,Kovel",
+     (AREAS, "id", "lublin", "duplicate area id", None)),
+    ("duplicate-block-id", "blocks/blocks.csv", "pl-5-id,", "pl-4-id,",
+     ("blocks/blocks.csv", "id", "pl-4-id", "duplicate block id", None)),
+    ("duplicate-card-id", "cards/soviet.csv", "\n7,Card 7", "\n8,Card 7",
+     ("cards/soviet.csv", "id", 8, "duplicate card id", None)),
+    # --- links ---------------------------------------------------------------------------------
+    ("link-unknown-area", LINKS, "minsk,zlobin", "minsk,zlobn",
+     (LINKS, "b", "zlobn", "unknown area", "did you mean `zlobin`?")),
+    ("self-link", LINKS, "lublin,kovel,road", "lublin,lublin,road", (LINKS, "b", "lublin", "self-link", None)),
+    ("duplicate-link", LINKS, "kovel,rovno,rail", "kovel,rovno,rail,test\nrovno,kovel,rail",
+     (LINKS, "", None, "duplicate link", None)),
+    ("asymmetric-link", LINKS, "kovel,rovno,rail", "kovel,rovno,rail,test\nrovno,kovel,road",
+     (LINKS, "kind", "road", "asymmetric link", None)),
+    ("disconnected-map", LINKS, "kovel,rovno,rail,test fixture\nrovno,pinsk,road,test fixture\n", "",
+     (LINKS, "", None, "disconnected", None)),
+    # --- map geometry --------------------------------------------------------------------------
+    ("fortified-non-neighbour", AREAS, "true,brest,", "true,minsk,",
+     (AREAS, "fortified_toward", "minsk", "not a neighbour", None)),
+    ("fortified-unknown-area", AREAS, "true,brest,", "true,brst,",
+     (AREAS, "fortified_toward", "brst", "unknown area", "did you mean `brest`?")),
+    ("grid-contradicts-coordinates", AREAS, "21.01,52.23,B4", "21.01,52.23,F7",
+     (AREAS, "grid", "F7", "contradicts the coordinates", "the coordinates are in B4")),
+    # --- scenario: references -----------------------------------------------------------------
+    ("unknown-area", SCEN, 'area = "lublin"', 'area = "Zlobn"',
+     (SCEN, "area", "Zlobn", "unknown area", "did you mean `zlobin`?")),
+    ("unknown-block", SCEN, 'block = "pl-2-id"', 'block = "pl-2-idd"',
+     (SCEN, "block", "pl-2-idd", "unknown block", "did you mean `pl-2-id`?")),
+    ("removed-card-not-in-deck", SCEN, "soviet = [23]", "soviet = [99]",
+     (SCEN, "", 99, "no card with this id in the soviet deck", None)),
+    ("unknown-condition", SCEN, 'condition = "first-cavalry-army"', 'condition = "first-cavalry"',
+     (SCEN, "condition", "first-cavalry", "names no special rule", "did you mean `first-cavalry-army`?")),
+    # --- scenario: rules --------------------------------------------------------------------------
+    ("sp-above-max", SCEN, 'block = "pl-1-cb"\narea = "lublin"\nsp = 2', 'block = "pl-1-cb"\narea = "lublin"\nsp = 3',
+     (SCEN, "sp", 3, "above the block's maximum of 2", None)),
+    ("sp-below-one", SCEN, 'area = "brest"\nsp = 3', 'area = "brest"\nsp = 0', (SCEN, "sp", 0, "below 1", None)),
+    ("deployed-twice", SCEN, 'block = "pl-2-id"', 'block = "pl-1-id"',
+     (SCEN, "block", "pl-1-id", "deployed twice", None)),
+    ("deployed-and-force-pool", SCEN, 'polish = ["pl-4-id", "pl-5-id"]', 'polish = ["pl-4-id", "pl-1-id"]',
+     (SCEN, "block", "pl-1-id", "both in the force pool and deployed", None)),
+    ("deployed-and-reinforcement", SCEN, 'block = "pl-3-id"', 'block = "pl-2-id"',
+     (SCEN, "block", "pl-2-id", "both deployed", None)),
+    ("wrong-side-force-pool", SCEN, 'soviet = ["ru-inf-1"]', 'soviet = ["pl-4-id"]',
+     (SCEN, "block", "pl-4-id", "a polish block in the soviet force pool", None)),
+    ("wrong-side-deployment", SCEN, 'block = "pl-2-id"\narea = "brest"', 'block = "pl-2-id"\nside = "soviet"\narea = "brest"',
+     (SCEN, "side", "soviet", "is a polish block", None)),
+    ("overstacked", SCEN, "[[reinforcement]]",
+     '[[deployment]]\nblock = "pl-4-id"\narea = "warsaw"\n\n[[deployment]]\nblock = "pl-5-id"\narea = "warsaw"\n\n'
+     '[[deployment]]\nblock = "pl-3-id"\narea = "warsaw"\n\n[[reinforcement]]',
+     (SCEN, "area", "warsaw", "overstacked: 5 blocks", None)),
+    ("polish-reinforcement-on-eastern-link", SCEN, 'block = "pl-3-id"\nround = 2\nphase = 1\narea = "warsaw"',
+     'block = "pl-3-id"\nround = 2\nphase = 1\narea = "zlobin"',
+     (SCEN, "area", "zlobin", "Polish reinforcement cannot arrive on an Eastern Link", None)),
+    ("soviet-reinforcement-outside-eastern-links", SCEN, 'round = 2\nphase = 1\narea = "minsk"',
+     'round = 2\nphase = 1\narea = "brest"',
+     (SCEN, "area", "brest", "must arrive on an Eastern Link", None)),
+    ("garrison-on-non-key-city", SCEN, 'area = "minsk"\nside = "soviet"', 'area = "pinsk"\nside = "soviet"',
+     (SCEN, "area", "pinsk", "not a key city", None)),
+    ("initiative-level-below-1", SCEN, 'side = "soviet"\nlevel = 1', 'side = "soviet"\nlevel = 0',
+     (SCEN, "level", 0, "out of range", None)),
+    ("start-round-out-of-range", SCEN, "[start]\nround = 1", "[start]\nround = 0", (SCEN, "round", 0, "out of range", None)),
+    ("phase-out-of-range", SCEN, "[start]\nround = 1\nphase = 1", "[start]\nround = 1\nphase = 7",
+     (SCEN, "phase", 7, "out of range", None)),
+    ("end-before-start", SCEN, "[start]\nround = 1", "[start]\nround = 3", (SCEN, "round", 2, "ends", None)),
+    ("reinforcement-after-end", SCEN, "round = 2\nphase = 1\narea = \"minsk\"", "round = 5\nphase = 1\narea = \"minsk\"",
+     (SCEN, "round", 5, "outside the scenario", None)),
+    ("unknown-special-rule-kind", SCEN, 'kind = "arrival_check"', 'kind = "arival_check"',
+     (SCEN, "kind", "arival_check", "unknown special-rule kind", "did you mean `arrival_check`?")),
+    ("unknown-objective-kind", SCEN, 'kind = "hold_area"', 'kind = "hold_areas"',
+     (SCEN, "kind", "hold_areas", "unknown objective kind", "did you mean `hold_area`?")),
+    ("unknown-side", SCEN, '[vp]\nside = "polish"', '[vp]\nside = "poles"',
+     (SCEN, "side", "poles", "unknown side", None)),
+]
+
+
+@pytest.mark.parametrize("fname,old,new,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_validation_error(tmp_path, fname, old, new, expected):
+    root = copy_fixture(tmp_path)
+    edit(root / fname, old, new)
+    problems = problems_of(root)
+    file, field, value, message, suggestion = expected
+    p = find(problems, file, field or None, value, message, suggestion)
+    text = str(p)
+    assert file in text.replace("\\", "/")
+    if field:
+        assert f"field '{field}'" in text
+    if value is not None:
+        assert repr(value) in text
+    if suggestion:
+        assert suggestion in text
+
+
+def test_csv_problem_names_the_line(tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / AREAS, "Minsk,Mińsk,27.57,53.90,H3,north,", "Minsk,Mińsk,27.57,53.90,H3,nort,")
+    p = find(problems_of(root), AREAS, "front", "nort")
+    # line 11 of the file: 1 comment line, the header, 9 rows before minsk
+    assert p.entry.startswith("line 11") and "id=minsk" in p.entry
+
+
+def test_toml_syntax_names_the_line(tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / SCEN, 'name = "Test Offensive"', 'name = "Test Offensive')
+    p = find(problems_of(root), SCEN, message="TOML syntax")
+    assert p.entry == "line 2"
+
+
+def test_disconnected_map_names_the_component(tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / LINKS, "kovel,rovno,rail,test fixture\n", "")
+    edit(root / LINKS, "rovno,pinsk,road,test fixture\n", "")
+    p = find(problems_of(root), LINKS, message="disconnected")
+    assert "{rovno}" in p.message
+
+
+def test_eastern_link_is_exempt_from_stacking(tmp_path):
+    # SoE 7.33: the stacking limit does not apply to the Eastern Links
+    root = copy_fixture(tmp_path)
+    extra = "".join(f'[[deployment]]\nblock = "ru-{i}-id"\narea = "zlobin"\n\n' for i in (5, 6, 7, 8))
+    edit(root / SCEN, "[[reinforcement]]", extra + "[[reinforcement]]")
+    sc = load_scenario(root / SCEN)
+    assert (sc.deployment["area"] == "zlobin").sum() == 5
+
+
+def test_soviet_reinforcement_in_soviet_held_key_city_is_allowed():
+    sc = load_scenario(FIXTURE / SCEN)
+    row = sc.reinforcements.set_index("block").loc["ru-3-id"]
+    assert row["area"] == "minsk"  # Soviet garrison + blocks at the start
+
+
+def test_all_problems_reported_together(tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / AREAS, "Minsk,Mińsk,27.57,53.90,H3,north,", "Minsk,Mińsk,27.57,53.90,H3,nort,")
+    edit(root / LINKS, "minsk,zlobin", "minsk,zlobn")
+    edit(root / SCEN, 'block = "pl-2-id"', 'block = "pl-2-idd"')
+    problems = problems_of(root)
+    files = {p.file.replace("\\", "/").split("data/")[-1] for p in problems}
+    assert {AREAS, LINKS, SCEN} <= files
+
+
+def test_load_map_raises_with_problems(tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / LINKS, "lublin,kovel,road", "lublin,lublin,road")
+    with pytest.raises(SoeInputError) as info:
+        load_map(root)
+    assert any("self-link" in p.message for p in info.value.problems)
+
+
+def test_unknown_scenario_name_suggests():
+    with pytest.raises(SoeInputError) as info:
+        load_scenario("no-such-scenario-xyz")
+    assert info.value.problems[0].field == "scenario"
+
+
+def test_validate_single_files(tmp_path):
+    root = copy_fixture(tmp_path)
+    out = validate([root / SCEN, root / AREAS, root / "blocks" / "blocks.csv", root / "cards" / "polish.csv"])
+    assert len(out) == 4
+    edit(root / "cards" / "polish.csv", "enemy_extra_loss:1", "enemy_extra_los:1")
+    with pytest.raises(SoeInputError):
+        validate([root / "cards" / "polish.csv"])
+
+
+def test_validate_rejects_unknown_file(tmp_path):
+    f = tmp_path / "notes.csv"
+    f.write_text("a,b\n1,2\n")
+    with pytest.raises(SoeInputError) as info:
+        validate([f])
+    assert "don't know how to validate" in info.value.problems[0].message

@@ -1,0 +1,125 @@
+"""`soe-sim odds`: output formats, Monte Carlo block, plots and one-line errors with exit code 2."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from soe_sim.cli import main
+
+EXAMPLE = ["odds", "--attacker", "4i,4i/3c", "--defender", "4i,3i", "--garrison", "--defend"]
+
+
+def run_json(capsys, *args):
+    assert main([*args, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_has_required_keys(capsys):
+    doc = run_json(capsys, *EXAMPLE, "--mc", "20000", "--seed", "3")
+    for key in ("attacker_win", "defender_win", "attacker_losses_mean", "defender_losses_mean",
+                "attacker_great_victory", "defender_great_victory", "initiative_shift",
+                "loss_distribution", "mc"):
+        assert key in doc
+    assert doc["attacker_win"] + doc["defender_win"] == pytest.approx(1.0)
+    assert sum(r["p"] for r in doc["loss_distribution"]) == pytest.approx(1.0)
+    assert set(doc["loss_distribution"][0]) == {"attacker_losses", "defender_losses", "p"}
+    assert sum(doc["initiative_shift"].values()) == pytest.approx(1.0)
+    mc = doc["mc"]
+    assert mc["n"] == 20000
+    for key in ("attacker_win", "defender_win", "attacker_losses_mean", "defender_losses_mean",
+                "attacker_great_victory", "defender_great_victory"):
+        low, high = mc["intervals"][key]
+        assert low <= mc[key] <= high
+    assert doc["battle"]["attacker_side"] == "soviet" and doc["battle"]["defender_side"] == "polish"
+
+
+def test_json_without_mc_has_no_mc_block(capsys):
+    doc = run_json(capsys, *EXAMPLE)
+    assert "mc" not in doc
+
+
+def test_same_seed_same_mc(capsys):
+    a = run_json(capsys, *EXAMPLE, "--mc", "5000", "--seed", "9")
+    b = run_json(capsys, *EXAMPLE, "--mc", "5000", "--seed", "9")
+    assert a["mc"] == b["mc"]
+
+
+def test_deck_override_and_hand_card(capsys):
+    doc = run_json(capsys, "odds", "--attacker", "4i", "--defender", "4i", "--deck-soviet", "3:1",
+                   "--deck-polish", "0:1", "--attacker-side", "soviet")
+    # Soviet always +3 -> 7 -> 2 losses; Pole always 0 -> 4 -> 1 loss: attacker wins surely.
+    assert doc["attacker_win"] == 1.0
+    assert doc["loss_distribution"] == [{"attacker_losses": 1, "defender_losses": 2, "p": 1.0}]
+    doc = run_json(capsys, "odds", "--attacker", "4i", "--defender", "4i", "--attacker-card", "hand:4")
+    assert doc["battle"]["attacker_card"] == "hand:4"
+
+
+def test_polish_attacker_uses_polish_deck(capsys):
+    doc = run_json(capsys, "odds", "--attacker", "3c", "--defender", "2i", "--attacker-side", "polish",
+                   "--deck-polish", "2:1", "--deck-soviet", "0:1")
+    assert doc["battle"]["attacker_deck"] == "2:1"
+    assert doc["battle"]["defender_deck"] == "0:1"
+
+
+def test_battle_card_by_name_and_effect(capsys):
+    doc = run_json(capsys, "odds", "--attacker", "4i", "--defender", "4i",
+                   "--defender-battle-card", "enemy_extra_loss:1", "--deck-soviet", "0:1", "--deck-polish", "0:1")
+    assert doc["attacker_losses_mean"] == pytest.approx(2.0)
+
+
+def test_table_and_csv_formats(capsys):
+    assert main([*EXAMPLE, "--mc", "2000", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "P(attacker wins)" in out and "Joint distribution" in out and "95% interval" in out
+    assert main([*EXAMPLE, "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("metric,description,exact")
+
+
+def test_plot_file(tmp_path, capsys):
+    path = tmp_path / "odds.png"
+    assert main([*EXAMPLE, "--mc", "2000", "--seed", "1", "--plot", str(path)]) == 0
+    assert path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--attacker", "4x", "--defender", "3i"], "`x`"),
+        (["--attacker", "5i", "--defender", "3i"], "5i"),
+        (["--attacker", "0i", "--defender", "3i"], "0i"),
+        (["--attacker", "4i,,3i", "--defender", "3i"], "empty block"),
+        (["--attacker", "4i", "--defender", ""], "defender needs at least one block"),
+        (["--attacker", "", "--defender", "3i"], "attacker needs at least one block"),
+        (["--attacker", "4i", "--defender", "3i", "--deck-soviet", "0:5,1:x"], "1:x"),
+        (["--attacker", "4i", "--defender", "3i", "--deck-polish", "0:0"], "at least one card"),
+        (["--attacker", "4i", "--defender", "3i", "--attacker-card", "hand:9"], "hand:9"),
+        (["--attacker", "4i", "--defender", "3i", "--defender-card", "hand"], "hand"),
+        (["--attacker", "4i", "--defender", "3ir,2ir"], "only one block"),
+        (["--attacker", "4ir", "--defender", "3i"], "`r`"),
+        (["--attacker", "2l", "--defender", "3i"], "leader"),
+        (["--attacker", "4i", "--defender", "3i", "--initiative", "attacker:0"], "attacker:0"),
+        (["--attacker", "4i", "--defender", "3i", "--system", "soe81"], "soe81"),
+        (["--attacker", "4i", "--defender", "3i", "--attacker-battle-card", "no such card"], "no such card"),
+    ],
+)
+def test_bad_input_one_line_exit_2(capsys, args, needle):
+    assert main(["odds", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("error: ")
+    assert needle in lines[0]
+    assert "Traceback" not in captured.err
+
+
+def test_console_script_no_traceback():
+    """The installed `soe-sim` entry point maps bad input to exit code 2 with no traceback."""
+    proc = subprocess.run([sys.executable, "-m", "soe_sim.cli", "odds", "--attacker", "4q", "--defender", "1i"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "`q`" in proc.stderr
