@@ -4,25 +4,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from soe_sim.data import list_scenarios, load_dataset, load_map, load_scenario
+from soe_sim.data import list_scenarios, load_blocks, load_dataset, load_map, load_scenario
 
 
 @pytest.fixture(scope="module")
-def dataset():
-    return load_dataset()  # raises SoeInputError listing every problem
+def game_map():
+    return load_map()  # raises SoeInputError listing every problem of the map
 
 
-@pytest.fixture(scope="module")
-def game_map(dataset):
-    return dataset.game_map
-
-
-def test_all_builtin_data_valid(dataset):
+def test_all_builtin_data_valid():
+    dataset = load_dataset()  # every check on every file, problems reported together
     assert dataset.game_map is not None and dataset.roster is not None
     assert set(dataset.decks) == {"polish", "soviet"}
 
 
-def test_every_scenario_loads(dataset):
+def test_every_scenario_loads():
     listed = list_scenarios()
     assert len(listed) >= 1
     for sid in listed["id"]:
@@ -71,11 +67,11 @@ def test_warsaw_is_polish_supply_source(game_map):
     assert game_map.areas.iloc[game_map.index("warsaw")]["supply_source"] == "polish"
 
 
-def test_every_row_has_provenance(dataset):
-    gm = dataset.game_map
+def test_every_row_has_provenance(game_map):
+    gm = game_map
     assert (gm.areas["source"].str.strip() != "").all(), list(gm.areas.loc[gm.areas["source"].str.strip() == "", "id"])
     assert (gm.links["source"].str.strip() != "").all()
-    assert (dataset.roster.blocks["source"].str.strip() != "").all()
+    assert (load_blocks().blocks["source"].str.strip() != "").all()
 
 
 def test_load_map_default_is_builtin(game_map):

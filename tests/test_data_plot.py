@@ -58,3 +58,15 @@ def test_plot_map_values_heatmap(game_map, tmp_path):
 
 def test_side_colors():
     assert set(SIDE_COLORS) == {"polish", "soviet"}
+
+
+def test_plot_builtin_map_and_scenarios(tmp_path):
+    from soe_sim.data import list_scenarios
+
+    gm = load_map()
+    with use_style():
+        ax = plot_map(gm)
+        _save(ax, tmp_path / "builtin.png")
+        for sid in list_scenarios()["id"][:1]:
+            ax = plot_map(gm, scenario=load_scenario(sid))
+            _save(ax, tmp_path / f"{sid}.png")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from soe_sim.data.enums import ARM
+
 # --- prepared-battle row layout -------------------------------------------------------------
 P_ATT_BASE_CV = 0  # attacker combat value before the combat card
 P_DEF_BASE_CV = 1  # defender combat value before the combat card (garrison, flank penalty in)
@@ -47,11 +49,6 @@ N_EFFECT = 6
 WITHDRAW_NONE = 0
 WITHDRAW_OK = 1  # defenders withdraw without battle
 WITHDRAW_BLOCKED = 2  # no friendly area to withdraw to: fight and lose 1 SP extra
-
-# --- arms (mirror of soe_sim.battle.spec.Arm) ------------------------------------------------
-ARM_INFANTRY = 0
-ARM_CAVALRY = 1
-ARM_LEADER = 2
 
 # --- resolved-outcome row layout -------------------------------------------------------------
 O_ATT_CV = 0
@@ -147,7 +144,7 @@ def prepare_battle_nb(
             att_cv += half_strength_nb(att_sp[i], rules.half_strength_divisor)
         else:
             att_cv += att_sp[i]
-        if att_arm[i] != ARM_INFANTRY:
+        if att_arm[i] != ARM.INFANTRY:
             all_attackers_infantry = False
         new_direction = True
         for j in range(i):
@@ -171,7 +168,7 @@ def prepare_battle_nb(
         all_def_cavalry = True
         strongest = 0
         for i in range(def_sp.shape[0]):
-            if def_arm[i] == ARM_INFANTRY:
+            if def_arm[i] == ARM.INFANTRY:
                 all_def_cavalry = False
             if def_sp[i] > strongest:
                 strongest = def_sp[i]
@@ -374,7 +371,8 @@ def draw_modifier_nb(state, values, cumcount, n_values):
     """Draw one card blind from a deck given as cumulative counts per modifier value."""
     total = cumcount[n_values - 1]
     state, r = splitmix64_nb(state)
-    pick = np.int64(r % np.uint64(total))
+    # 53 random bits scaled to [0, total): bias below 2**-40 for any real deck, and no division.
+    pick = np.int64(np.float64(r >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total)
     for v in range(n_values):
         if pick < cumcount[v]:
             return state, values[v]

@@ -18,15 +18,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from soe_sim.battle import nb
+from soe_sim.data.enums import Arm
 from soe_sim.errors import Problem, SoeInputError
-
-
-class Arm(IntEnum):
-    """Block arm (SoE 2.0, 9.0); mirrored by ``nb.ARM_*`` for kernels."""
-
-    INFANTRY = nb.ARM_INFANTRY
-    CAVALRY = nb.ARM_CAVALRY
-    LEADER = nb.ARM_LEADER
 
 
 class Withdraw(IntEnum):

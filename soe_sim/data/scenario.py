@@ -234,12 +234,19 @@ def load_scenario(name_or_path, *, game_map=None, roster=None, decks=None) -> Sc
     path = _resolve(name_or_path)
     problems = Problems()
     if game_map is None or roster is None or decks is None:
-        from soe_sim.data.validate import read_dataset
+        from soe_sim.data.blocks import read_blocks
+        from soe_sim.data.cards import read_deck
+        from soe_sim.data.map import read_map
 
-        ds = read_dataset(data_root_of(path), problems, scenarios=False)
-        game_map = game_map if game_map is not None else ds.game_map
-        roster = roster if roster is not None else ds.roster
-        decks = decks if decks is not None else ds.decks
+        root = data_root_of(path)
+        # The scenario is built on the map and the roster: their problems are reported too. The
+        # decks only serve the removed-card check; their own problems belong to `soe-sim validate`.
+        if game_map is None:
+            game_map = read_map(root / "map", problems)
+        if roster is None:
+            roster = read_blocks(root / "blocks", problems)
+        if decks is None:
+            decks = {s: read_deck(root / "cards" / f"{s}.csv", Problems()) for s in Side.slugs()}
     sc = read_scenario(path, problems, game_map, roster, decks)
     if problems:
         raise SoeInputError(problems)
@@ -657,6 +664,9 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks) -> Sc
         if kind == "vp_at_least":
             c.int_(where, "value", im.get("value"), lo=1)
 
+    reinf_df = pd.DataFrame(reinforcements, columns=["block", "side", "round", "phase", "area", "sp", "condition"])
+    reinf_df["phase"] = reinf_df["phase"].astype(object)
+    reinf_df["condition"] = reinf_df["condition"].astype(object).where(reinf_df["condition"].notna(), None)
     dep_df = pd.DataFrame([{k: v for k, v in d.items() if k != "_ai"} for d in deployment],
                           columns=["block", "side", "area", "sp"])
     if start is None or end is None:
@@ -665,8 +675,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks) -> Sc
         id=str(sid), name=str(doc.get("name", sid)), start=start, end=end,
         deployment=dep_df,
         garrisons=pd.DataFrame(garrisons, columns=["area", "side"]),
-        reinforcements=pd.DataFrame(reinforcements,
-                                    columns=["block", "side", "round", "phase", "area", "sp", "condition"]),
+        reinforcements=reinf_df,
         force_pool=force_pool, removed_cards=removed, special_rules=special_rules, objectives=objectives,
         victory=victory, vp=dict(vp), initiative={k: dict(v) for k, v in initiative.items() if isinstance(v, dict)},
         cubes=cubes, source=str(doc.get("source", "")), description=str(doc.get("description", "")),
