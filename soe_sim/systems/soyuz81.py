@@ -352,19 +352,18 @@ class Soyuz81Odds:
 
     @property
     def metrics(self) -> dict:
-        o = self.outcomes
-        p = o["p"].to_numpy()
+        o = self.outcomes  # every face has p = 1/faces (one fair die): means are plain averages
         a = self.attack
         m = {
-            "attacker_losses_mean": float(p @ o["attacker_losses"]),
-            "defender_losses_mean": float(p @ o["defender_losses"]),
-            "p_defender_loses_any": float(p @ (o["defender_losses"] > 0)),
-            "p_attacker_loses_none": float(p @ (o["attacker_losses"] == 0)),
-            "p_hex_cleared": (float(p @ (o["defender_losses"] >= a.defender_steps))
+            "attacker_losses_mean": float(np.mean(o["attacker_losses"])),
+            "defender_losses_mean": float(np.mean(o["defender_losses"])),
+            "p_defender_loses_any": float(np.mean((o["defender_losses"] > 0))),
+            "p_attacker_loses_none": float(np.mean((o["attacker_losses"] == 0))),
+            "p_hex_cleared": (float(np.mean((o["defender_losses"] >= a.defender_steps)))
                               if a.defender_steps is not None else None),
-            "p_attacker_eliminated": (float(p @ (o["attacker_losses"] >= a.attacker_steps))
+            "p_attacker_eliminated": (float(np.mean((o["attacker_losses"] >= a.attacker_steps)))
                                       if a.attacker_steps is not None else None),
-            "sap_cost_mean": float(p @ o["sap_cost"]),
+            "sap_cost_mean": float(np.mean(o["sap_cost"])),
         }
         return m
 
@@ -562,7 +561,7 @@ def soyuz81_table(
     shifts : iterable of int
         Net column shifts (negative = left).
     base_odds : iterable of str, optional
-        Base odds labels; default one column beyond each end of 1:3..7:1 (1:4 … 8:1).
+        Base odds labels; default three columns beyond each end of 1:3..7:1 (1:6 … 10:1).
     beyond_table, limits, high_intensity, attacker_steps, defender_steps
         As in :func:`soyuz81_odds`.
 
@@ -578,7 +577,7 @@ def soyuz81_table(
     mode, path = _policy(beyond_table)
     user = _user_columns(path, data) if mode == "columns" else None
     if base_odds is None:
-        bases = list(range(data.lowest - 1, data.highest + 2))
+        bases = list(range(data.lowest - 3, data.highest + 4))
     else:
         bases = [label_index(b, file="--base-odds") for b in base_odds]
     if attacker_steps is not None:
