@@ -372,7 +372,7 @@ def draw_modifier_nb(state, values, cumcount, n_values):
     total = cumcount[n_values - 1]
     state, r = splitmix64_nb(state)
     # 53 random bits scaled to [0, total): bias below 2**-40 for any real deck, and no division.
-    pick = np.int64(np.float64(r >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total)
+    pick = np.int64(np.float64(np.int64(r >> np.uint64(11))) * (1.0 / 9007199254740992.0) * total)
     for v in range(n_values):
         if pick < cumcount[v]:
             return state, values[v]

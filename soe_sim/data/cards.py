@@ -25,6 +25,10 @@ EFFECT_KEYS: dict[str, str] = {
     "cancel_enemy_battle_card": "int",
     # historical / reaction events (engine)
     "enemy_sp_loss_initiative": "int",
+    "enemy_sp_loss": "int",
+    "cubes_infantry": "int",
+    "cubes_cavalry": "int",
+    "cubes_allied": "int",
     "draw_cards": "int",
     "condition": "condition",
     "initiative": "int",

@@ -106,8 +106,12 @@ def _validate_one(path: Path, problems: Problems) -> str:
         doc = read_toml(path, Problems())
         if doc is not None and ("deployment" in doc or "start" in doc or path.parent.name == "scenarios"):
             root = data_root_of(path)
-            ds = read_dataset(root, problems, scenarios=False)
-            sc = read_scenario(path, problems, ds.game_map, ds.roster, ds.decks)
+            # as in load_scenario: the map and roster it is built on are checked too; the decks
+            # serve only the removed-card check (validate cards/*.csv for their own problems)
+            gm = read_map(root / "map", problems)
+            roster = read_blocks(root / "blocks", problems)
+            decks = {s: read_deck(root / "cards" / f"{s}.csv", Problems()) for s in Side.slugs()}
+            sc = read_scenario(path, problems, gm, roster, decks)
             return f"{display_path(path)}: scenario {sc.id if sc else '?'}"
         if doc is None:
             read_toml(path, problems)  # record the syntax error

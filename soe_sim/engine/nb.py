@@ -1,0 +1,528 @@
+"""Numba kernels of the engine foundations: presence, supply, control, VP, movement and retreat paths.
+
+Rules: SoE 1.3 (control, neutral cities), 1.31 (supply depots), 1.4 (Eastern Links), 3.0
+(garrisons), 7.31–7.33 (movement, stopping, stacking), 7.42 (retreat), 7.6 (rail transport), 7.7
+and 7.71 (supply), 7.8 (VP), 8.1 (garrison replacement), 9.0 (leaders always in supply). Readings
+of ambiguous text are docs/rules.md E1–E14.
+
+Layout (like :mod:`soe_sim.battle.nb`): every kernel is ``@njit(cache=True)``, takes only numpy
+arrays, scalars and named tuples (fields of :class:`~soe_sim.engine.state.GameState` and of
+:class:`~soe_sim.data.map.MapArrays`), and fills caller-allocated ``out`` arrays. Per-side area
+arrays have shape ``(2, n_areas)`` indexed by :data:`~soe_sim.data.enums.SIDE`.
+
+Vocabulary
+----------
+* *enemy area* for side ``s``: holds blocks or a garrison of side ``1 - s``
+  (:func:`enemy_presence_nb`).
+* *clear path* (SoE 1.31): a path whose areas hold no enemy blocks or garrisons. The areas at
+  both ends are included; a BFS in this module assigns a distance to an enemy area it meets but never
+  continues through it (E1).
+* *enterable*: Polish blocks and paths never enter a Soviet Eastern Link (SoE 1.4, E3).
+* distances count links crossed: the start area is 0, a neighbour 1 (E2).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from soe_sim.data.enums import ARM, LINK, SIDE
+from soe_sim.engine.state import STATUS
+
+UNREACHED = -1  # distance of an area no clear path reaches
+PULLBACK_NONE = -1  # overstack_pullback_nb: block not moved
+PULLBACK_ELIMINATED = -2  # overstack_pullback_nb: block eliminated (no area to go to)
+ENCIRCLED = -1  # retreat_targets_nb: block has no area to retreat to (SoE 7.42)
+UNLIMITED = 1 << 30  # stacking capacity of an Eastern Link (SoE 1.4, 7.33)
+
+# out_counts columns of apply_out_of_supply_nb
+OOS_SP_LOST = 0  # blocks that lost 1 SP (eliminated ones included)
+OOS_ELIMINATED = 1  # blocks eliminated permanently
+OOS_GARRISONS = 2  # garrisons removed
+N_OOS = 3
+
+
+@njit(cache=True)
+def side_sign_nb(side):
+    """+1 for the Poles, -1 for the Soviets: the direction of the signed VP track (SoE 7.8)."""
+    return 1 if side == SIDE.POLISH else -1
+
+
+@njit(cache=True)
+def enterable_nb(eastern_link, side, area):
+    """SoE 1.4, 7.33: Eastern Links "are accessible to Soviet blocks only"."""
+    return side == SIDE.SOVIET or not eastern_link[area]
+
+
+@njit(cache=True)
+def enemy_presence_nb(block_side, block_area, block_status, garrison_side, out_blocks, out_enemy):
+    """Blocks per side and enemy presence per area (SoE 1.31 clear path, 7.31, 7.4).
+
+    Parameters
+    ----------
+    block_side, block_area, block_status : (n_blocks,) arrays of the state
+    garrison_side : (n_areas,) int8, ``-1`` none
+    out_blocks : (2, n_areas) int — number of side ``s`` blocks on the map in each area
+    out_enemy : (2, n_areas) bool — ``out_enemy[s, i]``: area ``i`` holds blocks or a garrison of
+        side ``1 - s`` (an enemy area for ``s``)
+    """
+    n = out_blocks.shape[1]
+    out_blocks[:, :] = 0
+    for b in range(block_side.shape[0]):
+        a = block_area[b]
+        if block_status[b] == STATUS.ON_MAP and a >= 0:
+            out_blocks[block_side[b], a] += 1
+    for i in range(n):
+        g = garrison_side[i]
+        for s in range(2):
+            e = 1 - s
+            out_enemy[s, i] = out_blocks[e, i] > 0 or g == e
+
+
+@njit(cache=True)
+def clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, blocked_area, out_dist):
+    """Shortest clear-path distance from any seed area, for ``side`` (SoE 1.31 "clear path").
+
+    Seeds that are enemy areas or not enterable are ignored. An area is reached through areas that
+    are not enemy areas; an enemy area gets a distance but the path never continues through it
+    (E1). ``blocked_area`` (``-1`` none) is never entered (the battle area of a retreat, E9).
+    ``out_dist`` (n_areas,) int: links crossed, ``UNREACHED`` when no clear path exists.
+    """
+    n = out_dist.shape[0]
+    queue = np.empty(n, dtype=np.int32)
+    head = 0
+    tail = 0
+    for i in range(n):
+        out_dist[i] = UNREACHED
+    for i in range(n):
+        if seeds[i] and not enemy_row[i] and i != blocked_area and enterable_nb(eastern_link, side, i):
+            out_dist[i] = 0
+            queue[tail] = i
+            tail += 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if enemy_row[u]:
+            continue  # a clear path may end in, never pass through, an enemy area
+        for e in range(adj_indptr[u], adj_indptr[u + 1]):
+            v = adj_indices[e]
+            if out_dist[v] != UNREACHED or v == blocked_area or not enterable_nb(eastern_link, side, v):
+                continue
+            out_dist[v] = out_dist[u] + 1
+            queue[tail] = v
+            tail += 1
+
+
+@njit(cache=True)
+def supply_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy,
+                     out_source_dist, out_depot):
+    """Supply depots of both sides (SoE 1.31, 1.3, 1.4).
+
+    A key city is a depot for side ``s`` when ``s`` controls it and it has a clear path (of any
+    length, through areas without enemy blocks or garrisons; neutral areas are passable, E4) to a
+    supply source of ``s``: Warsaw (``supply_source == POLISH``) for the Poles, an Eastern Link (or
+    ``supply_source == SOVIET``) for the Soviets. Neutral key cities are never depots (SoE 1.3).
+    Eastern Links are always Soviet depots (E3).
+
+    Parameters
+    ----------
+    adj_indptr, adj_indices, eastern_link, supply_source : map arrays
+    key_city : (n_areas,) bool — areas that can hold a garrison (``GameMap.garrison``; SoE 1.3, 3.0)
+    control : (n_areas,) int8 — state ``control``
+    enemy : (2, n_areas) bool — from :func:`enemy_presence_nb`
+    out_source_dist : (2, n_areas) int — clear-path distance to the side's supply source
+        (``>= 0``: the area "is in-supply" in the sense of 1.31; used for garrisons, 7.71 and 8.1)
+    out_depot : (2, n_areas) bool
+    """
+    n = key_city.shape[0]
+    seeds = np.zeros(n, dtype=np.bool_)
+    for s in range(2):
+        for i in range(n):
+            seeds[i] = supply_source[i] == s or (s == SIDE.SOVIET and eastern_link[i])
+        clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy[s], eastern_link, s, -1, out_source_dist[s])
+        for i in range(n):
+            if s == SIDE.SOVIET and eastern_link[i]:
+                out_depot[s, i] = True
+            else:
+                out_depot[s, i] = (key_city[i] and control[i] == s and not enemy[s, i]
+                                   and out_source_dist[s, i] >= 0)
+
+
+@njit(cache=True)
+def block_supply_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_side, block_arm, block_area,
+                    block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply):
+    """Supply of every block (SoE 7.7, 9.0).
+
+    Infantry is in supply within ``infantry_range`` areas of a friendly depot along a clear path,
+    cavalry within ``cavalry_range`` (``supply.*_range``); leaders are always in supply (SoE 9.0).
+    Distances count links (E2): a block in a depot is at 0. Blocks that are not on the map are
+    reported in supply (nothing to check).
+
+    out_depot_dist : (2, n_areas) int — clear-path distance to the nearest friendly depot (also
+        used by rail transport, SoE 7.6, and overstack pull-back, SoE 7.33)
+    out_in_supply : (n_blocks,) bool
+    """
+    for s in range(2):
+        clear_bfs_nb(adj_indptr, adj_indices, depot[s], enemy[s], eastern_link, s, -1, out_depot_dist[s])
+    for b in range(block_side.shape[0]):
+        a = block_area[b]
+        if block_status[b] != STATUS.ON_MAP or a < 0 or block_arm[b] == ARM.LEADER:
+            out_in_supply[b] = True
+            continue
+        d = out_depot_dist[block_side[b], a]
+        rng = cavalry_range if block_arm[b] == ARM.CAVALRY else infantry_range
+        out_in_supply[b] = d != UNREACHED and d <= rng
+
+
+@njit(cache=True)
+def apply_out_of_supply_nb(block_side, block_arm, block_area, block_status, block_sp, block_in_supply,
+                           garrison_side, source_dist, vp_per_elimination, out_counts, out_vp):
+    """Apply out-of-supply losses (SoE 7.71), in place.
+
+    Every out-of-supply block on the map (leaders never, SoE 9.0) loses 1 SP; a 1-SP block is
+    eliminated permanently (``ELIMINATED_PERMANENT``, off the map) and the opponent gains
+    ``vp_per_elimination`` VP (``vp.out_of_supply_elimination``). A garrison whose key city has no
+    clear path to its side's supply source (``source_dist < 0``, SoE 7.71 example) is removed. All
+    decisions use the supply computed before any change (simultaneous, E7).
+
+    out_counts : (2, N_OOS) int — per side: SP lost, blocks eliminated, garrisons removed
+    out_vp : (1,) int — signed VP change (+ Polish); apply it with :func:`vp_add_nb`
+    """
+    out_counts[:, :] = 0
+    out_vp[0] = 0
+    for i in range(garrison_side.shape[0]):
+        g = garrison_side[i]
+        if g >= 0 and source_dist[g, i] == UNREACHED:
+            garrison_side[i] = -1
+            out_counts[g, OOS_GARRISONS] += 1
+    for b in range(block_side.shape[0]):
+        if block_status[b] != STATUS.ON_MAP or block_in_supply[b] or block_arm[b] == ARM.LEADER:
+            continue
+        s = block_side[b]
+        out_counts[s, OOS_SP_LOST] += 1
+        if block_sp[b] <= 1:
+            block_sp[b] = 0
+            block_status[b] = STATUS.ELIMINATED_PERMANENT
+            block_area[b] = -1
+            out_counts[s, OOS_ELIMINATED] += 1
+            out_vp[0] -= side_sign_nb(s) * vp_per_elimination  # the opponent gains
+        else:
+            block_sp[b] -= 1
+
+
+@njit(cache=True)
+def update_control_nb(key_city, eastern_link, vp, block_side, block_area, block_status, garrison_side,
+                      control, out_vp):
+    """Update area control and the VP it is worth (SoE 1.3, 1.4, 7.8), in place.
+
+    A key city is controlled by the side whose garrison and/or blocks occupy it; an area holding
+    both sides (a battle not yet resolved) keeps its controller; a key city left with neither
+    becomes neutral (``-1``). Other areas are "held" by the only side with blocks there, else
+    ``-1``. Eastern Links are always Soviet (E3).
+
+    VP (E5): a side taking control of a key city gains its ``vp``; a key city becoming neutral
+    costs its former controller its ``vp``. ``out_vp[0]``: signed VP change (+ Polish).
+    """
+    n = control.shape[0]
+    cnt = np.zeros((2, n), dtype=np.int32)
+    for b in range(block_side.shape[0]):
+        a = block_area[b]
+        if block_status[b] == STATUS.ON_MAP and a >= 0:
+            cnt[block_side[b], a] += 1
+    out_vp[0] = 0
+    for i in range(n):
+        old = control[i]
+        if eastern_link[i]:
+            new = SIDE.SOVIET
+        else:
+            g = garrison_side[i]
+            pol = cnt[0, i] > 0 or g == SIDE.POLISH
+            sov = cnt[1, i] > 0 or g == SIDE.SOVIET
+            if pol and sov:
+                new = old  # contested: the battle decides
+            elif pol:
+                new = SIDE.POLISH
+            elif sov:
+                new = SIDE.SOVIET
+            else:
+                new = -1  # SoE 1.3: owner left a key city with no garrison: neutral
+        if new == old:
+            continue
+        control[i] = new
+        if key_city[i] and vp[i] > 0:
+            if new < 0:
+                out_vp[0] -= side_sign_nb(old) * vp[i]  # SoE 1.3 "loses any VPs for the city"
+            else:
+                out_vp[0] += side_sign_nb(new) * vp[i]  # SoE 7.8 "taking control of key cities"
+
+
+@njit(cache=True)
+def vp_add_nb(track, delta):
+    """The VP track after a signed change (SoE 7.8; E10).
+
+    The track has no 0 space: "This advantage changes when a side's VPs drops below 1", so a change
+    that crosses 0 skips it (Poles at 1, the Soviets gain 2 → Soviets at 2). A track at 0 (a scenario
+    starting even) simply moves by ``delta``.
+    """
+    r = track + delta
+    if track > 0 and r <= 0:
+        r -= 1
+    elif track < 0 and r >= 0:
+        r += 1
+    return r
+
+
+@njit(cache=True)
+def reachable_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link, enemy_row, side, start,
+                 allowance, rail_only, depot_dist_row, rail_depot_range, out_dist):
+    """Areas a block of ``side`` in ``start`` can reach (SoE 7.31, 7.32, 7.6, 1.4).
+
+    Normal movement (``rail_only`` False): along road and/or rail links, at most ``allowance``
+    links; a block entering an enemy area (enemy blocks or garrison) stops there, so paths never
+    pass through enemy areas; Polish blocks never enter an Eastern Link.
+
+    Rail transport (``rail_only`` True, SoE 7.6, 7.2): along rail links only, at most ``allowance``
+    (= ``rail.max_areas``) links, entering only areas that hold no enemy blocks or garrisons and are
+    within ``rail_depot_range`` (``supply.depot_range_for_rail``) clear links of a friendly depot
+    (``depot_dist_row`` from :func:`block_supply_nb`, E8); every reached area is a legal destination.
+
+    ``edge_blocked`` (per CSR edge; may be empty): links the block may not use (e.g. a road occupied
+    by incoming enemy blocks, SoE 7.32). ``out_dist`` (n_areas,) int: links moved, 0 at ``start``,
+    ``UNREACHED`` elsewhere.
+    """
+    n = out_dist.shape[0]
+    for i in range(n):
+        out_dist[i] = UNREACHED
+    has_blocked = edge_blocked.shape[0] > 0
+    queue = np.empty(n, dtype=np.int32)
+    out_dist[start] = 0
+    queue[0] = start
+    head = 0
+    tail = 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if out_dist[u] >= allowance:
+            continue
+        if u != start and enemy_row[u]:
+            continue  # SoE 7.31: entering an enemy area ends the move
+        for e in range(adj_indptr[u], adj_indptr[u + 1]):
+            v = adj_indices[e]
+            if out_dist[v] != UNREACHED:
+                continue
+            if has_blocked and edge_blocked[e]:
+                continue
+            if not enterable_nb(eastern_link, side, v):
+                continue
+            if rail_only:
+                if (adj_kind[e] & LINK.RAIL) == 0:
+                    continue
+                if enemy_row[v]:
+                    continue
+                d = depot_dist_row[v]
+                if d == UNREACHED or d > rail_depot_range:
+                    continue
+            out_dist[v] = out_dist[u] + 1
+            queue[tail] = v
+            tail += 1
+
+
+@njit(cache=True)
+def retreat_targets_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal, enemy_row,
+                       friendly_blocks_row, side, battle_area, max_blocks, n_retreating,
+                       out_areas, out_area_dist, out_target):
+    """Where a defeated defender retreats (SoE 7.42), with stacking overflow.
+
+    Candidates are the areas adjacent to ``battle_area`` that are not enemy areas, are enterable,
+    are reached by a link not marked in ``edge_blocked`` ("may not retreat along a road or rail
+    blocked by enemy blocks"), and have a clear path to a ``goal`` area (for 7.42: the key cities
+    ``side`` controls, E9) that does not go back through the battle area. They are ordered by that
+    path's length, ties by area index (E9). The ``n_retreating`` blocks fill the first candidate up
+    to ``max_blocks`` minus the friendly blocks already there (``friendly_blocks_row``; Eastern Links
+    unlimited), the excess the next, and so on; blocks left over are encircled (SoE 7.42:
+    eliminated permanently, 1 VP each to the opponent — applied by the caller).
+
+    out_areas, out_area_dist : (≥ max degree,) int — the ordered candidates and their distances
+    out_target : (≥ n_retreating,) int — area of each retreating block in order, ``ENCIRCLED``
+    Returns the number of candidates.
+    """
+    n = enemy_row.shape[0]
+    dist = np.empty(n, dtype=np.int32)
+    clear_bfs_nb(adj_indptr, adj_indices, goal, enemy_row, eastern_link, side, battle_area, dist)
+    has_blocked = edge_blocked.shape[0] > 0
+    k = 0
+    for e in range(adj_indptr[battle_area], adj_indptr[battle_area + 1]):
+        a = adj_indices[e]
+        if has_blocked and edge_blocked[e]:
+            continue
+        if enemy_row[a] or not enterable_nb(eastern_link, side, a) or dist[a] == UNREACHED:
+            continue
+        # insertion by (distance, index)
+        j = k
+        while j > 0 and (out_area_dist[j - 1] > dist[a]
+                         or (out_area_dist[j - 1] == dist[a] and out_areas[j - 1] > a)):
+            out_areas[j] = out_areas[j - 1]
+            out_area_dist[j] = out_area_dist[j - 1]
+            j -= 1
+        out_areas[j] = a
+        out_area_dist[j] = dist[a]
+        k += 1
+    c = 0
+    room = 0
+    if k > 0:
+        room = _capacity_nb(eastern_link, friendly_blocks_row, out_areas[0], max_blocks)
+    for r in range(n_retreating):
+        while c < k and room <= 0:
+            c += 1
+            if c < k:
+                room = _capacity_nb(eastern_link, friendly_blocks_row, out_areas[c], max_blocks)
+        if c < k:
+            out_target[r] = out_areas[c]
+            room -= 1
+        else:
+            out_target[r] = ENCIRCLED
+    return k
+
+
+@njit(cache=True)
+def _capacity_nb(eastern_link, count_row, area, max_blocks):
+    """Blocks that may still end the phase in ``area`` (SoE 7.33; Eastern Links unlimited, 1.4)."""
+    if eastern_link[area]:
+        return UNLIMITED
+    return max_blocks - count_row[area]
+
+
+@njit(cache=True)
+def overstack_pullback_nb(adj_indptr, adj_indices, eastern_link, enemy_row, depot_dist_row, block_side,
+                          block_area, block_status, block_sp, block_prev_area, block_arrival, side,
+                          max_blocks, out_dest, out_counts):
+    """Resolve phase-end overstacking of ``side`` (SoE 7.33, 7.43), in place.
+
+    In every area except Eastern Links (SoE 1.4) holding more than ``max_blocks`` blocks of
+    ``side``, the blocks that arrived last (highest ``block_arrival``, then highest index; E11)
+    leave, the last arrival first. Each goes back to the area it came from (``block_prev_area``) if
+    that is not an enemy area and has room; else to the area adjacent to the overstacked one with
+    the shortest clear path to a friendly supply depot (``depot_dist_row``, ties by index) that is
+    not an enemy area and has room; else it is eliminated permanently (E11; no VP).
+
+    out_dest : (n_blocks,) int — new area, ``PULLBACK_NONE`` or ``PULLBACK_ELIMINATED``
+    out_counts : (2,) int — blocks moved, blocks eliminated
+    """
+    n = enemy_row.shape[0]
+    nbk = block_side.shape[0]
+    cnt = np.zeros(n, dtype=np.int32)
+    for b in range(nbk):
+        out_dest[b] = PULLBACK_NONE
+        if block_side[b] == side and block_status[b] == STATUS.ON_MAP and block_area[b] >= 0:
+            cnt[block_area[b]] += 1
+    out_counts[0] = 0
+    out_counts[1] = 0
+    members = np.empty(nbk, dtype=np.int64)
+    for i in range(n):
+        if eastern_link[i] or cnt[i] <= max_blocks:
+            continue
+        m = 0
+        for b in range(nbk):
+            if block_side[b] == side and block_status[b] == STATUS.ON_MAP and block_area[b] == i:
+                # insertion by (arrival, index)
+                j = m
+                while j > 0 and (block_arrival[members[j - 1]] > block_arrival[b]):
+                    members[j] = members[j - 1]
+                    j -= 1
+                members[j] = b
+                m += 1
+        excess = m - max_blocks
+        for q in range(m - 1, m - 1 - excess, -1):
+            b = members[q]
+            dest = -1
+            p = block_prev_area[b]
+            if (p >= 0 and p != i and not enemy_row[p] and enterable_nb(eastern_link, side, p)
+                    and _capacity_nb(eastern_link, cnt, p, max_blocks) > 0):
+                dest = p
+            else:
+                best_d = 0
+                for e in range(adj_indptr[i], adj_indptr[i + 1]):
+                    a = adj_indices[e]
+                    d = depot_dist_row[a]
+                    if enemy_row[a] or d == UNREACHED or not enterable_nb(eastern_link, side, a):
+                        continue
+                    if _capacity_nb(eastern_link, cnt, a, max_blocks) <= 0:
+                        continue
+                    if dest < 0 or d < best_d or (d == best_d and a < dest):
+                        dest = a
+                        best_d = d
+            cnt[i] -= 1
+            if dest >= 0:
+                block_area[b] = dest
+                block_prev_area[b] = i
+                cnt[dest] += 1
+                out_dest[b] = dest
+                out_counts[0] += 1
+            else:
+                block_area[b] = -1
+                block_status[b] = STATUS.ELIMINATED_PERMANENT
+                block_sp[b] = 0
+                out_dest[b] = PULLBACK_ELIMINATED
+                out_counts[1] += 1
+
+
+@njit(cache=True)
+def garrison_replacement_nb(key_city, block_side, block_area, block_status, garrison_side, source_dist,
+                            out_eligible):
+    """Key cities where a side may place a garrison at no cost (SoE 8.1).
+
+    ``out_eligible[s, i]``: ``i`` is a key city without a garrison, occupied by blocks of ``s`` and
+    none of the enemy, and in supply for ``s`` in the 1.31 sense (clear path to its supply source:
+    ``source_dist[s, i] >= 0`` from :func:`supply_depots_nb`; E12).
+    """
+    n = key_city.shape[0]
+    cnt = np.zeros((2, n), dtype=np.int32)
+    for b in range(block_side.shape[0]):
+        a = block_area[b]
+        if block_status[b] == STATUS.ON_MAP and a >= 0:
+            cnt[block_side[b], a] += 1
+    for s in range(2):
+        for i in range(n):
+            out_eligible[s, i] = (key_city[i] and garrison_side[i] < 0 and cnt[s, i] > 0
+                                  and cnt[1 - s, i] == 0 and source_dist[s, i] != UNREACHED)
+
+
+# --------------------------------------------------------------------------------------------------
+# Plain-Python convenience (not a kernel): the end-of-phase supply sequence on a GameState.
+
+
+def check_supply(state, game_map, consts, apply=True) -> dict:
+    """Run the SoE 7.7 / 7.71 sequence on ``state`` (in place when ``apply``) and return the arrays.
+
+    enemy presence → depots (1.31) → block supply (7.7) → out-of-supply losses and garrison removal
+    (7.71) → control and key-city VP (1.3, 7.8). The VP track ``state.vp`` is updated with
+    :func:`vp_add_nb`. Returns a dict with ``blocks``, ``enemy``, ``source_dist``, ``depot``,
+    ``depot_dist``, ``in_supply``, ``oos_counts``, ``oos_vp``, ``control_vp``.
+    """
+    m = game_map
+    n = m.n_areas
+    blocks = np.zeros((2, n), dtype=np.int32)
+    enemy = np.zeros((2, n), dtype=np.bool_)
+    enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
+    source_dist = np.empty((2, n), dtype=np.int32)
+    depot = np.zeros((2, n), dtype=np.bool_)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+                     enemy, source_dist, depot)
+    depot_dist = np.empty((2, n), dtype=np.int32)
+    block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
+                    state.block_area, state.block_status, consts.infantry_supply_range,
+                    consts.cavalry_supply_range, depot_dist, state.block_in_supply)
+    out = {"blocks": blocks, "enemy": enemy, "source_dist": source_dist, "depot": depot,
+           "depot_dist": depot_dist, "in_supply": state.block_in_supply.copy()}
+    if not apply:
+        return out
+    counts = np.zeros((2, N_OOS), dtype=np.int32)
+    oos_vp = np.zeros(1, dtype=np.int32)
+    apply_out_of_supply_nb(state.block_side, state.block_arm, state.block_area, state.block_status,
+                           state.block_sp, state.block_in_supply, state.garrison_side, source_dist,
+                           consts.vp_out_of_supply, counts, oos_vp)
+    control_vp = np.zeros(1, dtype=np.int32)
+    update_control_nb(m.garrison, m.eastern_link, m.vp, state.block_side, state.block_area, state.block_status,
+                      state.garrison_side, state.control, control_vp)
+    state.vp[0] = vp_add_nb(int(state.vp[0]), int(oos_vp[0]) + int(control_vp[0]))
+    out.update(oos_counts=counts, oos_vp=int(oos_vp[0]), control_vp=int(control_vp[0]))
+    return out
