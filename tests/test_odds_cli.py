@@ -123,3 +123,30 @@ def test_console_script_no_traceback():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "`q`" in proc.stderr
+
+
+def test_battle_card_from_deck_by_name(capsys):
+    """A named battle card comes from the side's deck data (Polish HMG fire: +1 loss to the enemy)."""
+    base = ["odds", "--attacker", "4i", "--defender", "4i", "--deck-soviet", "0:1", "--deck-polish", "0:1"]
+    plain = run_json(capsys, *base)
+    with_card = run_json(capsys, *base, "--defender-battle-card", "heavy machine gun fire")
+    assert with_card["attacker_losses_mean"] == plain["attacker_losses_mean"] + 1
+
+
+def test_odds_tables_script(tmp_path):
+    """analysis/odds_tables.py (run by `make run`) writes the CSV and the heatmaps."""
+    from click.testing import CliRunner
+
+    from analysis.odds_tables import main as odds_tables_main
+
+    result = CliRunner().invoke(odds_tables_main, ["--out", str(tmp_path), "--max-sp", "4"])
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "odds_tables.csv")
+    assert set(table["condition"]) >= {"open", "defend", "fortified", "one-flank", "two-flanks"}
+    assert table["attacker_win"].dropna().between(0, 1).all()
+    assert len(list(tmp_path.glob("odds_attacker_win_*.png"))) == 7
+    # Defend can only help the defender.
+    pivot = table.pivot_table(index=["attacker_sp", "defender_sp"], columns="condition", values="attacker_win")
+    assert (pivot["defend"] <= pivot["open"] + 1e-12).all()

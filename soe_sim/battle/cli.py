@@ -27,19 +27,9 @@ def _battle_card(value: str | None, side: str, option: str) -> BattleCard | None
         return None
     if ":" in value:
         return BattleCard.from_effect(value, source=option)
-    from soe_sim.battle.decks import _rows
-    from soe_sim._paths import data_dir
+    from soe_sim.battle.decks import battle_card
 
-    path = data_dir() / "cards" / f"{side}.csv"
-    rows = [r for r in _rows(path) if r.get("event_kind") == "battle"]
-    wanted = value.strip().lower()
-    for r in rows:
-        if wanted in (str(r["id"]).strip(), r["name"].strip().lower()):
-            return BattleCard.from_effect(r["effect"], name=r["name"], source=str(path))
-    names = [r["name"] for r in rows]
-    hint = did_you_mean(value, names) or ("battle cards: " + "; ".join(
-        f"{r['id']} {r['name']}" for r in rows))
-    raise SoeInputError(Problem(option, "", "", value, f"no battle card with that id or name in the {side} deck", hint))
+    return battle_card(side, value, option)
 
 
 def _initiative(text: str) -> tuple[str, int]:

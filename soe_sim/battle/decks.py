@@ -1,42 +1,38 @@
-"""Default combat-modifier compositions of the two decks, read from ``data/cards/<side>.csv``."""
+"""Decks as the battle model sees them: combat-modifier compositions and battle cards, read
+through :func:`soe_sim.data.load_cards` from ``data/cards/<side>.csv``."""
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 
-from soe_sim._paths import data_dir
-from soe_sim.battle.spec import SIDES, Deck
-from soe_sim.errors import Problem, SoeInputError
+from soe_sim.battle.spec import SIDES, BattleCard, Deck
+from soe_sim.data import load_cards
+from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 
-def _rows(path: Path):
-    with open(path, newline="", encoding="utf-8") as fh:
-        lines = [line for line in fh if not line.lstrip().startswith("#")]
-    return list(csv.DictReader(lines))
+def _check_side(side: str) -> None:
+    if side not in SIDES:
+        raise SoeInputError(Problem("deck", "", "side", side, "expected `polish` or `soviet`"))
 
 
 @lru_cache(maxsize=8)
-def _deck_from_file(path_str: str) -> Deck:
-    path = Path(path_str)
-    if not path.exists():
-        raise SoeInputError(Problem(str(path), "", "", str(path), "card file not found"))
-    counts: Counter[int] = Counter()
-    for i, row in enumerate(_rows(path), start=1):
-        raw = row.get("combat_modifier")
-        try:
-            counts[int(raw)] += 1
-        except (TypeError, ValueError):
-            raise SoeInputError(
-                Problem(str(path), f"card {row.get('id', i)}", "combat_modifier", raw,
-                        "must be an integer")
-            ) from None
-    return Deck.from_mapping(counts, str(path))
-
-
 def default_deck(side: str) -> Deck:
     """Combat-modifier composition of ``side``'s full deck (SoE 7.41.2 draws from it)."""
-    if side not in SIDES:
-        raise SoeInputError(Problem("deck", "", "side", side, "expected `polish` or `soviet`"))
-    return _deck_from_file(str(data_dir() / "cards" / f"{side}.csv"))
+    _check_side(side)
+    cards = load_cards(side)
+    return Deck.from_mapping(Counter(int(v) for v in cards["combat_modifier"]), f"data/cards/{side}.csv")
+
+
+def battle_card(side: str, id_or_name: str | int, option: str = "--battle-card") -> BattleCard:
+    """A battle card of ``side``'s deck (SoE 7.41.1) by card id or name (case-insensitive)."""
+    _check_side(side)
+    cards = load_cards(side)
+    battle = cards[cards["event_kind"] == "battle"]
+    wanted = str(id_or_name).strip().lower()
+    for row in battle.itertuples():
+        if wanted in (str(row.id), row.name.strip().lower()):
+            return BattleCard.from_effect(row.effect_code, name=row.name, source=f"data/cards/{side}.csv")
+    listing = "; ".join(f"{r.id} {r.name}" for r in battle.itertuples())
+    hint = did_you_mean(str(id_or_name), list(battle["name"])) or f"{side} battle cards: {listing}"
+    raise SoeInputError(Problem(option, "", "", id_or_name,
+                                f"no battle card with that id or name in the {side} deck", hint))
