@@ -37,8 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     _register()
     try:
         args = list(sys.argv[1:] if argv is None else argv)
-        # The raw arguments ride along in ctx.obj so `odds --system X` can hand them on.
-        cli.main(args=args, prog_name="soe-sim", standalone_mode=False, obj=args)
+        cli.main(args=args, prog_name="soe-sim", standalone_mode=False)
     except SoeInputError as err:
         for problem in err.problems:
             click.echo(f"error: {problem}", err=True)

@@ -150,3 +150,11 @@ def test_odds_tables_script(tmp_path):
     # Defend can only help the defender.
     pivot = table.pivot_table(index=["attacker_sp", "defender_sp"], columns="condition", values="attacker_win")
     assert (pivot["defend"] <= pivot["open"] + 1e-12).all()
+
+
+def test_system_help_is_the_systems_own(capsys):
+    assert main(["odds", "--system", "soyuz81", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Soyuz 81" in out and "--attacker-side" not in out
+    assert main(["odds", "--help"]) == 0
+    assert "--attacker-side" in capsys.readouterr().out

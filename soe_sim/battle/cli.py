@@ -78,10 +78,41 @@ def _format_table(result) -> str:
     return "\n".join(lines)
 
 
-@click.command(
-    "odds",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-)
+class _OddsCommand(click.Command):
+    """`odds` hands everything (including ``--help``) to another system's command when
+    ``--system`` names one, before click parses the Strike of the Eagle options."""
+
+    def parse_args(self, ctx, args):
+        system = _system_in(args)
+        if system is not None and system != "soe":
+            ctx.meta["soe_sim.delegate"] = (system, _strip_system(args))
+            return []
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx):
+        delegate = ctx.meta.get("soe_sim.delegate")
+        if delegate is None:
+            return super().invoke(ctx)
+        system, args = delegate
+        if system not in SYSTEMS:
+            raise SoeInputError(Problem("--system", "", "", system,
+                                        "unknown combat system; allowed: soe, " + ", ".join(SYSTEMS),
+                                        did_you_mean(system, ["soe", *SYSTEMS])))
+        module, _, name = SYSTEMS[system].partition(":")
+        command = getattr(importlib.import_module(module), name)
+        return command.main(args=args, prog_name=f"soe-sim odds --system {system}", standalone_mode=False)
+
+
+def _system_in(args: list[str]) -> str | None:
+    for i, arg in enumerate(args):
+        if arg == "--system" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--system="):
+            return arg.partition("=")[2]
+    return None
+
+
+@click.command("odds", cls=_OddsCommand)
 @click.option("--system", default="soe", show_default=True,
               help="Combat system: soe (Strike of the Eagle), " + ", ".join(SYSTEMS) + ".")
 @click.option("--attacker", "attacker", default=None, metavar="SPEC",
@@ -111,25 +142,11 @@ def _format_table(result) -> str:
 @click.option("--threads", default=None, type=int, help="Numba threads (results do not depend on it).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--plot", "plot_file", default=None, metavar="FILE", help="Write a plot of the odds (PNG/SVG/PDF).")
-@click.pass_context
-def odds_command(ctx, system, attacker, defender, garrison, defend, fortified, support, withdraw,
+def odds_command(system, attacker, defender, garrison, defend, fortified, support, withdraw,
                  withdraw_blocked, attacker_side, attacker_card, defender_card, attacker_battle_card,
                  defender_battle_card, initiative, deck_polish, deck_soviet, rules_overlays, mc, seed,
                  threads, fmt, plot_file):
     """Exact odds of a battle, with an optional Monte Carlo cross-check."""
-    if system != "soe":
-        if system not in SYSTEMS:
-            raise SoeInputError(Problem("--system", "", "", system,
-                                        "unknown combat system; allowed: soe, " + ", ".join(SYSTEMS),
-                                        did_you_mean(system, ["soe", *SYSTEMS])))
-        module, _, name = SYSTEMS[system].partition(":")
-        command = getattr(importlib.import_module(module), name)
-        # Re-parse the original arguments (minus --system) with the system's own command.
-        args = _strip_system(list(ctx.obj) if ctx.obj is not None else sys.argv[1:])
-        return command.main(args=args, prog_name=f"soe-sim odds --system {system}", standalone_mode=False)
-    if ctx.args:
-        raise SoeInputError(Problem("soe-sim odds", "", "", " ".join(ctx.args), "unknown option",
-                                    "see `soe-sim odds --help`"))
     if attacker is None:
         raise SoeInputError(Problem("--attacker", "", "", None, "missing --attacker SPEC, e.g. \"4i,4i/3c\""))
     if mc < 0:
@@ -172,9 +189,7 @@ def odds_command(ctx, system, attacker, defender, garrison, defend, fortified, s
 
 
 def _strip_system(argv: list[str]) -> list[str]:
-    """Arguments after ``odds`` without the ``--system X`` pair."""
-    if "odds" in argv:
-        argv = argv[argv.index("odds") + 1:]
+    """The ``odds`` arguments without the ``--system X`` pair."""
     out, skip = [], False
     for i, arg in enumerate(argv):
         if skip:
