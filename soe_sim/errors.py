@@ -8,7 +8,7 @@ traceback reaches the user.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable
 
 

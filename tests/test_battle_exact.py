@@ -1,8 +1,6 @@
 """Exact odds vs the plain-Python oracle, and Monte Carlo vs exact, on many random battles."""
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -6,12 +6,11 @@ another system registered in :data:`SYSTEMS`, whose own command parses the remai
 from __future__ import annotations
 
 import importlib
-import json
-import sys
 
 import click
 
 from soe_sim.battle.spec import Battle, BattleCard, Deck, Withdraw
+from soe_sim.cliutil import emit_odds
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 # Other combat systems: name -> "module:click_command". Each parses its own options.
@@ -174,18 +173,7 @@ def odds_command(system, attacker, defender, garrison, defend, fortified, suppor
 
     rules = load_rules("soe", rules_overlays) if rules_overlays else None
     result = battle_odds(battle, decks=decks or None, rules=rules, mc=mc, seed=seed, threads=threads)
-    if plot_file:
-        fig = result.plot()
-        try:
-            fig.savefig(plot_file)
-        except (OSError, ValueError) as err:
-            raise SoeInputError(Problem("--plot", "", "", plot_file, f"cannot write plot: {err}")) from None
-    if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), indent=2))
-    elif fmt == "csv":
-        click.echo(result.summary.to_csv(), nl=False)
-    else:
-        click.echo(_format_table(result))
+    emit_odds(result, fmt, plot_file, _format_table)
 
 
 def _strip_system(argv: list[str]) -> list[str]:

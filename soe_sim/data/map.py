@@ -29,7 +29,7 @@ import pandas as pd
 from soe_sim._paths import data_dir
 from soe_sim.data._io import Col, Problems, Table, check_keys, is_int, read_table, read_toml
 from soe_sim.data.enums import Front, LinkKind, Side, Territory
-from soe_sim.errors import SoeInputError, did_you_mean
+from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = ["GameMap", "GridCalibration", "MapArrays", "load_map", "AREA_SCHEMA", "LINK_SCHEMA"]
 
@@ -206,9 +206,7 @@ class GameMap:
         return f"GameMap({self.n_areas} areas, {len(self.links)} links, path={self.path})"
 
 
-def _unknown_area_problem(file, entry, fld, value, known) -> "Problem":
-    from soe_sim.errors import Problem
-
+def _unknown_area_problem(file, entry, fld, value, known) -> Problem:
     return Problem(str(file), entry, fld, value, "unknown area", did_you_mean(str(value), known))
 
 
@@ -398,8 +396,6 @@ def read_map(map_dir: Path, problems: Problems) -> GameMap | None:
     areas = areas.copy()
     areas["garrison"] = garrison_col
     areas["vp"] = vp.astype(int)
-    cols_rows = [grid.square(lo, la) if grid.defined and lo is not None and la is not None else (-1, -1)
-                 for lo, la in zip(areas["lon"], areas["lat"])]
     cubes = np.array([[areas[c].iat[i] or 0 for c in ("strategic_infantry", "strategic_cavalry", "strategic_allied")]
                       for i in range(n)], dtype=np.int8).reshape(n, 3)
     for c in ("lon", "lat"):

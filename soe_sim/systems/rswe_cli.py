@@ -5,6 +5,7 @@ import json
 
 import click
 
+from soe_sim.cliutil import emit_odds
 from soe_sim.errors import Problem, SoeInputError
 
 
@@ -97,15 +98,4 @@ def odds_command(attack, charge, defense, attacker, terrain, river, trench, fort
             click.echo(" ".join(f"{k}={v}" for k, v in res.items()))
         return
     result = rswe_odds(attack or 0, defense, **kw)
-    if plot_file:
-        fig = result.plot()
-        try:
-            fig.savefig(plot_file)
-        except (OSError, ValueError) as err:
-            raise SoeInputError(Problem("--plot", "", "", plot_file, f"cannot write plot: {err}")) from None
-    if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), indent=2))
-    elif fmt == "csv":
-        click.echo(result.summary.to_csv(), nl=False)
-    else:
-        click.echo(_format(result))
+    emit_odds(result, fmt, plot_file, _format)

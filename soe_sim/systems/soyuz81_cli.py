@@ -5,14 +5,8 @@ import json
 
 import click
 
+from soe_sim.cliutil import emit_odds, write_figure
 from soe_sim.errors import Problem, SoeInputError
-
-
-def _write_plot(fig, plot_file: str) -> None:
-    try:
-        fig.savefig(plot_file)
-    except (OSError, ValueError) as err:
-        raise SoeInputError(Problem("--plot", "", "", plot_file, f"cannot write plot: {err}")) from None
 
 
 def _format(result) -> str:
@@ -97,7 +91,7 @@ def odds_command(attack, defense, attacker_steps, defender_steps, attacker, terr
         table = soyuz81_table(beyond_table=beyond_table, limits=limits, high_intensity=high_intensity,
                               attacker_steps=attacker_steps, defender_steps=defender_steps)
         if plot_file:
-            _write_plot(plot_table(table), plot_file)
+            write_figure(plot_table(table), plot_file)
         if fmt == "json":
             click.echo(json.dumps({"system": "soyuz81", "beyond_table": beyond_table, "limits": limits,
                                    "table": table.to_dict(orient="records")}, indent=2))
@@ -119,11 +113,4 @@ def odds_command(attack, defense, attacker_steps, defender_steps, attacker, terr
                           airpower=airpower, high_intensity=high_intensity, optional_forest=optional_forest,
                           optional_air_forest=optional_air_forest, attacker_in_forest=attacker_in_forest,
                           spetsnaz=spetsnaz, beyond_table=beyond_table, limits=limits)
-    if plot_file:
-        _write_plot(result.plot(), plot_file)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), indent=2))
-    elif fmt == "csv":
-        click.echo(result.summary.to_csv(), nl=False)
-    else:
-        click.echo(_format(result))
+    emit_odds(result, fmt, plot_file, _format)
