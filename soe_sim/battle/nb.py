@@ -72,23 +72,24 @@ INIT_LOSE = 2
 INIT_FLIP = 3
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def half_strength_nb(sp, divisor):
     """Forced-marched and reorganizing blocks fight at half strength, rounded down (SoE 7.2)."""
     return sp // divisor
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def chart_losses_nb(combat_value, chart_min_value, chart_losses):
     """Losses inflicted for a combat value (EatS IX.3 table, SoE 7.41.3)."""
-    out = 0
+    # Branch-free count of thresholds reached: combat values are random, so a data-dependent
+    # branch here would mispredict on most Monte Carlo draws.
+    column = 0
     for i in range(chart_min_value.shape[0]):
-        if combat_value >= chart_min_value[i]:
-            out = chart_losses[i]
-    return out
+        column += combat_value >= chart_min_value[i]
+    return chart_losses[column - 1] if column > 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def prepare_battle_nb(
     att_sp, att_half, att_arm, att_direction,
     def_sp, def_half, def_arm,
@@ -226,14 +227,14 @@ def prepare_battle_nb(
     out[P_ATT_EXTRA_LOSS] = def_e[E_ENEMY_EXTRA_LOSS]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _destroyed_nb(losses, total_sp, n_blocks):
     # Losses go to the strongest block one SP at a time (SoE 7.41.5), so a block is destroyed
     # only once every block is down to 1 SP: each loss beyond total - n destroys one block.
     return min(max(losses - (total_sp - n_blocks), 0), n_blocks)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def resolve_nb(prep, att_modifier, def_modifier, rules, out):
     """Resolve a prepared battle for given combat-card modifiers (bonus for hand cards included).
 
@@ -332,7 +333,7 @@ def resolve_nb(prep, att_modifier, def_modifier, rules, out):
     out[O_DEF_BLOCK_LOSSES] = def_block_losses
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def exact_nb(prep, att_values, att_probs, def_values, def_probs, rules, out_outcomes, out_probs):
     """Enumerate every pair of combat-card values (SoE 7.41.2).
 
@@ -356,7 +357,7 @@ def exact_nb(prep, att_values, att_probs, def_values, def_probs, rules, out_outc
             k += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def splitmix64_nb(state):
     """One step of SplitMix64: returns (new_state, 64-bit output)."""
     state = state + np.uint64(0x9E3779B97F4A7C15)
@@ -366,17 +367,17 @@ def splitmix64_nb(state):
     return state, z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def draw_modifier_nb(state, values, cumcount, n_values):
     """Draw one card blind from a deck given as cumulative counts per modifier value."""
     total = cumcount[n_values - 1]
     state, r = splitmix64_nb(state)
     # 53 random bits scaled to [0, total): bias below 2**-40 for any real deck, and no division.
     pick = np.int64(np.float64(np.int64(r >> np.uint64(11))) * (1.0 / 9007199254740992.0) * total)
-    for v in range(n_values):
-        if pick < cumcount[v]:
-            return state, values[v]
-    return state, values[n_values - 1]
+    index = 0
+    for v in range(n_values - 1):  # branch-free: the pick is random
+        index += pick >= cumcount[v]
+    return state, values[index]
 
 
 @njit(cache=True, parallel=True)
