@@ -33,6 +33,7 @@ class CombatRules(NamedTuple):
     defend_loss_reduction: int
     support_negates_flank_per_direction: int
     great_victory_losses: int
+    great_victory_vp: int
     garrison_loss_counts_for_outcome: bool
     garrison_loss_counts_for_great_victory: bool
     garrison_loss_counts_for_initiative: bool
@@ -145,6 +146,7 @@ class Rules:
             defend_loss_reduction=int(c["defend_loss_reduction"]),
             support_negates_flank_per_direction=int(c["support_negates_flank_per_direction"]),
             great_victory_losses=int(c["great_victory_losses"]),
+            great_victory_vp=int(c["great_victory_vp"]),
             garrison_loss_counts_for_outcome=bool(c["garrison_loss_counts_for_outcome"]),
             garrison_loss_counts_for_great_victory=bool(
                 c["garrison_loss_counts_for_great_victory"]

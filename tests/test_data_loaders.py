@@ -1,6 +1,7 @@
 """The loaders' public API and the numba-ready arrays, on the small fixture data directory."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numba
@@ -144,6 +145,20 @@ def test_scenario_api():
     assert sc.vp == {"side": "polish", "value": 1} and sc.vp_signed == 1
     assert sc.initiative["south"] == {"side": "polish", "level": 2}
     assert sc.cubes["soviet"]["cavalry"] == 1
+
+
+def test_scenario_objective_areas(tmp_path):
+    # single `area` is normalised to `areas = [area]`; `areas` (all-of) is kept as given
+    sc = load_scenario(FIXTURE / "scenarios" / "test-offensive.toml")
+    assert sc.objectives[0]["area"] == "warsaw" and sc.objectives[0]["areas"] == ["warsaw"]
+    root = tmp_path / "data"
+    shutil.copytree(FIXTURE, root)
+    path = root / "scenarios" / "test-offensive.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('area = "warsaw"\nvp = 1', 'areas = ["warsaw", "lublin"]\nvp = 3', 1),
+                    encoding="utf-8")
+    obj = load_scenario(path).objectives[0]
+    assert obj["areas"] == ["warsaw", "lublin"] and "area" not in obj and obj["vp"] == 3
 
 
 def test_list_scenarios_fixture():

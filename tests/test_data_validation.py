@@ -165,6 +165,15 @@ CASES = [
      (SCEN, "kind", "arival_check", "unknown special-rule kind", "did you mean `arrival_check`?")),
     ("unknown-objective-kind", SCEN, 'kind = "hold_area"', 'kind = "hold_areas"',
      (SCEN, "kind", "hold_areas", "unknown objective kind", "did you mean `hold_area`?")),
+    # --- scenario: all-of objectives (`areas`) ------------------------------------------------
+    ("objective-area-and-areas", SCEN, 'area = "warsaw"\nvp = 1', 'area = "warsaw"\nareas = ["warsaw", "lublin"]\nvp = 1',
+     (SCEN, "areas", ["warsaw", "lublin"], "either `area`", None)),
+    ("objective-areas-empty", SCEN, 'area = "warsaw"\nvp = 1', 'areas = []\nvp = 1',
+     (SCEN, "areas", [], "empty list", None)),
+    ("objective-areas-unknown-area", SCEN, 'area = "warsaw"\nvp = 1', 'areas = ["warsaw", "lubln"]\nvp = 1',
+     (SCEN, "areas", "lubln", "unknown area", "did you mean `lublin`?")),
+    ("objective-areas-duplicate", SCEN, 'area = "warsaw"\nvp = 1', 'areas = ["warsaw", "lublin", "warsaw"]\nvp = 1',
+     (SCEN, "areas", "warsaw", "area listed twice", None)),
     ("unknown-side", SCEN, '[vp]\nside = "polish"', '[vp]\nside = "poles"',
      (SCEN, "side", "poles", "unknown side", None)),
 ]

@@ -379,3 +379,56 @@ def test_soe_7_33_eastern_links_unlimited(game_map, rules):
     cands, targets = retreat(m, p.arrays(), SIDE.SOVIET, m.index("smolensk"), 6, consts.max_blocks)
     assert cands == [("yartsevo", 0)] and targets == ["yartsevo"] * 6
     assert ENCIRCLED == -1
+
+
+def _edges(m, pairs):
+    """CSR edge mask blocking the directed links ``(from, to)`` (area ids)."""
+    mask = np.zeros(len(m.adj_indices), dtype=np.bool_)
+    for a, b in pairs:
+        u, v = m.index(a), m.index(b)
+        for e in range(m.adj_indptr[u], m.adj_indptr[u + 1]):
+            if m.adj_indices[e] == v:
+                mask[e] = True
+    return mask
+
+
+def test_soe_7_41_7_42_tutorial_zlobin_retreats(game_map, rules):
+    """The rulebook's worked example on the tutorial scenario (SoE 7.3, 7.41, 7.42).
+
+    Kalenkovichi (resolved first): Polish cavalry #7 from Mazyr beats Soviet block 5, which retreats
+    to Rechitsa, "the closest area to a Soviet Supply Depot" (Zlobin is contested, Mazyr Polish).
+    Zlobin: the Poles lose and "retreat all blocks to Charyshi, which is the shortest path to a
+    friendly key city" — the roads from Rohachev and Gomel carry the Soviet attackers (blocked).
+    """
+    from soe_sim.data.blocks import load_blocks
+    from soe_sim.data.scenario import load_scenario, scenario_paths
+    from soe_sim.engine.state import new_game
+
+    if "tutorial" not in [p.stem for p in scenario_paths()]:
+        pytest.skip("data/scenarios/tutorial.toml not present")
+    m = game_map
+    roster = load_blocks()
+    g = new_game(load_scenario("tutorial", game_map=m, roster=roster, decks={}), m, roster, rules)
+    consts = engine_constants(rules)
+    ids = list(roster.blocks["id"].to_numpy()[g.block_roster])
+
+    def move(block, area):
+        g.block_area[ids.index(block)] = m.index(area)
+
+    for b in ("pl-9-id", "pl-14-id", "ru-10-id", "ru-2-id", "ru-57-id"):
+        move(b, "zlobin")
+    move("pl-cav-1", "kalenkovichi")
+    arr = g._asdict()
+    cands, targets = retreat(m, arr, SIDE.SOVIET, m.index("kalenkovichi"), 1, consts.max_blocks,
+                             edge_blocked=_edges(m, [("kalenkovichi", "mazyr")]))
+    assert targets == ["rechitsa"] and cands[0] == ("rechitsa", 1)
+    assert "zlobin" not in dict(cands)  # Polish blocks there: enemy-occupied
+    move("ru-inf-1", "rechitsa")
+    arr = g._asdict()
+    cands, targets = retreat(m, arr, SIDE.POLISH, m.index("zlobin"), 2, consts.max_blocks,
+                             edge_blocked=_edges(m, [("zlobin", "rohachev"), ("zlobin", "gomel")]))
+    assert targets == ["charyshi", "charyshi"]
+    assert cands[0] == ("charyshi", 1)  # Charyshi–Bobruisk; Kalenkovichi–Mazyr ties (E9: lower index)
+    # without the blocked roads Rohachev (next to Bobruisk, lower index) would tie too
+    cands, _ = retreat(m, arr, SIDE.POLISH, m.index("zlobin"), 2, consts.max_blocks)
+    assert ("rohachev", 1) in cands and ("gomel", 0) not in cands

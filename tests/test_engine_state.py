@@ -18,7 +18,6 @@ from soe_sim.engine.state import (
     PHASE_REINFORCEMENT,
     STATUS,
     BlockStatus,
-    GameState,
     engine_constants,
     new_game,
 )

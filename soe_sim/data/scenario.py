@@ -21,7 +21,10 @@ same data directory and returns a :class:`Scenario`. Checks (all problems are re
 * special-rule kinds ``arrival_check``, ``neutral_nation``, ``no_leaders``,
   ``no_reinforcement_phase``, ``front_restriction``; objective kinds ``hold_area``,
   ``capture_area``, ``eliminate_blocks``; victory ``vp`` with immediate ``capture_area`` /
-  ``vp_at_least``.
+  ``vp_at_least``;
+* objectives name one ``area`` or an all-of ``areas`` list (not both; non-empty, distinct, known
+  areas). Each loaded objective dict carries ``areas`` (``[area]`` for the single-area form, ``[]``
+  for an objective naming no area) so consumers read ``areas`` only.
 """
 from __future__ import annotations
 
@@ -110,6 +113,8 @@ class Scenario:
     cubes : dict[str, dict[str, int]]
         Starting reinforcement cubes per side.
     special_rules, objectives : list[dict]
+        The TOML tables as dicts. Every objective also carries ``areas``: the areas that must all
+        be held (``[area]`` for the single-area form, ``[]`` for ``eliminate_blocks``).
     victory : dict
     path : pathlib.Path
     """
@@ -618,16 +623,12 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks) -> Sc
     for k, o in enumerate(c.tables("objective", doc.get("objective"))):
         kind = o.get("kind")
         where = c.entry("objective", k, f"kind={kind}")
-        check_keys(o, ["kind", "side", "area", "blocks", "vp", "when", "source", "description"], path, where,
-                   problems, required=["kind", "side"])
+        check_keys(o, ["kind", "side", "area", "areas", "blocks", "vp", "when", "source", "description"],
+                   path, where, problems, required=["kind", "side"])
         if kind is not None and kind not in OBJECTIVE_KINDS:
             c.add(where, "kind", kind, "unknown objective kind", did_you_mean(str(kind), OBJECTIVE_KINDS))
         c.side(where, "side", o.get("side"), required=False)
-        if kind in ("hold_area", "capture_area"):
-            if "area" not in o:
-                c.add(where, "area", None, "missing required key")
-            else:
-                c.area(where, "area", o["area"])
+        areas = _objective_areas(c, where, o, required=kind in ("hold_area", "capture_area"))
         if kind == "eliminate_blocks":
             bl = o.get("blocks")
             if not isinstance(bl, list):
@@ -639,7 +640,9 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks) -> Sc
             c.int_(where, "vp", o["vp"])
         if o.get("when", "end") not in OBJECTIVE_WHEN:
             c.add(where, "when", o["when"], "unknown value", did_you_mean(str(o["when"]), OBJECTIVE_WHEN))
-        objectives.append(dict(o))
+        obj = dict(o)
+        obj["areas"] = areas  # all-of set; [area] for the single-area form, [] when no area is named
+        objectives.append(obj)
 
     # --- victory --------------------------------------------------------------------------------------
     victory = doc.get("victory", {"kind": "vp"})
@@ -681,6 +684,42 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks) -> Sc
         cubes=cubes, source=str(doc.get("source", "")), description=str(doc.get("description", "")),
         players=players if isinstance(players, list) else [], path=path,
     )
+
+
+def _objective_areas(c: _Ctx, where: str, o: dict, required: bool) -> list:
+    """Areas of an objective: ``area = "x"`` (one area) or ``areas = ["x", "y"]`` (all of them).
+
+    Exactly one of the two keys when ``required`` (``hold_area`` / ``capture_area``); ``areas`` is a
+    non-empty list of distinct known area ids. Returns the ids as a list (``[area]`` for the
+    single-area form, ``[]`` when neither key is given).
+    """
+    has_one, has_many = "area" in o, "areas" in o
+    if has_one and has_many:
+        c.add(where, "areas", o["areas"],
+              "give either `area` (one area) or `areas` (all of several areas), not both")
+        return []
+    if has_one:
+        c.area(where, "area", o["area"])
+        return [o["area"]]
+    if not has_many:
+        if required:
+            c.add(where, "area", None, "missing required key (`area`, or `areas` for several areas)")
+        return []
+    areas = o["areas"]
+    if not isinstance(areas, list):
+        c.add(where, "areas", areas, "expected a list of area ids")
+        return []
+    if not areas:
+        c.add(where, "areas", areas, "empty list; expected at least one area id (or use `area`)")
+        return []
+    seen = set()
+    for a in areas:
+        c.area(where, "areas", a)
+        if isinstance(a, str):
+            if a in seen:
+                c.add(where, "areas", a, "area listed twice")
+            seen.add(a)
+    return list(areas)
 
 
 def _block_side(c: _Ctx, where: str, bi: int | None, stated) -> str | None:

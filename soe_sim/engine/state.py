@@ -267,8 +267,8 @@ def initial_control(key_city, eastern_link, garrison_side, block_side, block_are
     """Control at the start of a scenario (SoE 1.3, 1.4, 3.0): plain Python.
 
     A key city is controlled by the side of its garrison (SoE 4.0: placed "controlling player side
-    up"), else by the side whose blocks occupy it, else neutral. A non-key area is "controlled" (held) by the only side with blocks in it, else
-    ``-1``. Soviet Eastern Links are always Soviet (SoE 1.4; docs/rules.md E3).
+    up"), else by the side whose blocks occupy it, else neutral. A non-key area is "controlled"
+    (held) by the only side with blocks in it, else ``-1``. Soviet Eastern Links are always Soviet (SoE 1.4; docs/rules.md E3).
     """
     n = len(key_city)
     present = np.zeros((2, n), dtype=bool)

@@ -1,0 +1,408 @@
+"""Battles inside the game (SoE 7.4–7.44): find them, build the resolver's inputs from the position,
+apply the result to real blocks, retreat, encirclement, great victory and initiative.
+
+The arithmetic of a battle is :func:`soe_sim.battle.nb.resolve_nb`, the same kernel as the odds
+calculator; this module only connects it to the game state. Kernels take the
+:class:`~soe_sim.engine.state.GameState` and :class:`~soe_sim.data.map.MapArrays` named tuples,
+plain arrays and scalars, and fill caller-allocated ``out`` arrays.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from soe_sim.battle import nb as bnb
+from soe_sim.data.enums import ARM, SIDE
+from soe_sim.engine.nb import ENCIRCLED, UNLIMITED, retreat_targets_nb, side_sign_nb, vp_add_nb
+from soe_sim.engine.state import STATUS
+
+# --- per-battle record (out row of resolve_battle_in_state_nb) --------------------------------
+B_AREA = 0
+B_ATTACKER = 1  # side
+B_DEFENDER = 2
+B_ATT_BLOCKS = 3
+B_DEF_BLOCKS = 4
+B_ATT_CV = 5
+B_DEF_CV = 6
+B_ATT_LOSSES = 7
+B_DEF_LOSSES = 8
+B_WINNER = 9  # side
+B_GREAT_VICTORY = 10  # 1 if the winner scored one (SoE 7.44)
+B_ATT_DESTROYED = 11  # blocks destroyed in the battle (to the force pool, SoE 7.41.5)
+B_DEF_DESTROYED = 12
+B_ENCIRCLED = 13  # loser's blocks eliminated for want of a retreat (SoE 7.42)
+B_LEADERS_KILLED = 14  # leaders destroyed in battle (SoE 9.0)
+B_LEADERS_CAPTURED = 15  # leaders unable to retreat (SoE 9.0)
+B_VP_DELTA = 16  # signed change of the VP track from this battle
+B_FOUGHT = 17  # 0 when the defenders withdrew and no garrison stayed (SoE 7.2)
+B_GARRISON_LOST = 18
+N_B = 19
+
+NO_BATTLE = -1
+
+
+@njit(cache=True)
+def find_battles_nb(state, out_areas, out_sizes):
+    """Areas where opposing blocks, or blocks and an enemy garrison, end up together (SoE 7.4),
+    ordered smallest battle first (engaged blocks of both sides), ties by area index.
+
+    The initiative holder may order battles of equal size (SoE 7.4); this default order is the one
+    used when no policy chooses (reading E-B1 in docs/rules.md).
+
+    Returns
+    -------
+    int
+        Number of battles; ``out_areas[:n]`` / ``out_sizes[:n]`` hold them in resolution order.
+    """
+    n_areas = state.control.shape[0]
+    counts = np.zeros((2, n_areas), dtype=np.int32)
+    for b in range(state.block_side.shape[0]):
+        a = state.block_area[b]
+        if state.block_status[b] == STATUS.ON_MAP and a >= 0:
+            counts[state.block_side[b], a] += 1
+    k = 0
+    for i in range(n_areas):
+        g = state.garrison_side[i]
+        contested = (counts[0, i] > 0 and counts[1, i] > 0) or (
+            g >= 0 and counts[1 - g, i] > 0)
+        if not contested:
+            continue
+        size = counts[0, i] + counts[1, i]
+        j = k
+        while j > 0 and out_sizes[j - 1] > size:
+            out_areas[j] = out_areas[j - 1]
+            out_sizes[j] = out_sizes[j - 1]
+            j -= 1
+        out_areas[j] = i
+        out_sizes[j] = size
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def defender_side_nb(state, area):
+    """SoE 7.32: a side with a block that began the phase in the area, or with a garrison there,
+    defends; if the area was empty, the side whose block entered first defends."""
+    g = state.garrison_side[area]
+    first_side = -1
+    first_arrival = 1 << 30
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != area:
+            continue
+        if state.block_prev_area[b] < 0:
+            return state.block_side[b]
+        if state.block_arrival[b] < first_arrival:
+            first_arrival = state.block_arrival[b]
+            first_side = state.block_side[b]
+    if g >= 0:
+        return g
+    return first_side
+
+
+@njit(cache=True)
+def battle_inputs_nb(state, map_arrays, area, defender, block_half,
+                     out_att_idx, out_def_idx, out_att_direction):
+    """The participants of the battle in ``area`` and the facts the resolver needs.
+
+    Attackers are grouped by the area they entered from (``block_prev_area``; SoE 7.31 "stop on
+    the road/rail leading into the area", 7.34 directions). Defending blocks that moved in after
+    the area was held (it had a defender block at the start, a garrison, or an earlier defender
+    arrival) are supporting blocks; each distinct direction they came from negates one flank
+    attack (SoE 7.34). The fortification applies only if every attack direction is a fortified
+    link into the area (SoE 1.2).
+
+    Parameters
+    ----------
+    block_half : (n_blocks,) bool
+        Blocks fighting at half strength this phase (forced march, reorganizing; SoE 7.2).
+
+    Returns
+    -------
+    (n_att, n_def, support_directions, fortified)
+    """
+    attacker = 1 - defender
+    n_att = 0
+    n_def = 0
+    held_from_start = state.garrison_side[area] == defender
+    first_def_arrival = 1 << 30
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != area:
+            continue
+        if state.block_side[b] == defender:
+            if state.block_prev_area[b] < 0:
+                held_from_start = True
+            elif state.block_arrival[b] < first_def_arrival:
+                first_def_arrival = state.block_arrival[b]
+    support_dirs = np.empty(16, dtype=np.int64)
+    n_support = 0
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != area:
+            continue
+        if state.block_side[b] == attacker:
+            out_att_idx[n_att] = b
+            out_att_direction[n_att] = state.block_prev_area[b]
+            n_att += 1
+        else:
+            out_def_idx[n_def] = b
+            n_def += 1
+            p = state.block_prev_area[b]
+            supporting = p >= 0 and (held_from_start or state.block_arrival[b] > first_def_arrival)
+            if supporting:
+                seen = False
+                for q in range(n_support):
+                    if support_dirs[q] == p:
+                        seen = True
+                if not seen and n_support < support_dirs.shape[0]:
+                    support_dirs[n_support] = p
+                    n_support += 1
+    fortified = n_att > 0
+    for k in range(n_att):
+        j = out_att_direction[k]
+        edge_fortified = False
+        for e in range(map_arrays.adj_indptr[area], map_arrays.adj_indptr[area + 1]):
+            if map_arrays.adj_indices[e] == j and map_arrays.adj_fortified[e]:
+                edge_fortified = True
+        if not edge_fortified:
+            fortified = False
+    return n_att, n_def, n_support, fortified
+
+
+@njit(cache=True)
+def take_losses_nb(state, idx, n, losses):
+    """SoE 7.41.5: losses come off the strongest remaining block one SP at a time (ties: lowest
+    block index, reading E-B2); a 1-SP block that takes a loss is destroyed.
+
+    Returns the number of SP actually removed. Destroyed blocks have ``block_sp == 0`` and are
+    still ``ON_MAP``: the caller decides where they go (force pool, or eliminated for leaders).
+    """
+    removed = 0
+    for _ in range(losses):
+        best = -1
+        for k in range(n):
+            b = idx[k]
+            if state.block_sp[b] > 0 and (best < 0 or state.block_sp[b] > state.block_sp[best]):
+                best = b
+        if best < 0:
+            break
+        state.block_sp[best] -= 1
+        removed += 1
+    return removed
+
+
+@njit(cache=True)
+def _count_side_in_area(state, side, area):
+    c = 0
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area and state.block_side[b] == side:
+            c += 1
+    return c
+
+
+@njit(cache=True)
+def _enemy_area(state, side, area):
+    if state.garrison_side[area] == 1 - side:
+        return True
+    return _count_side_in_area(state, 1 - side, area) > 0
+
+
+@njit(cache=True)
+def resolve_battle_in_state_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw,
+                               att_modifier, def_modifier, att_effect, def_effect, max_blocks,
+                               vp_encirclement, vp_leader_killed, vp_leader_captured, out):
+    """Fight the battle in ``area`` and apply every consequence to ``state`` (SoE 7.41–7.44, 6.1, 9.0).
+
+    Parameters
+    ----------
+    state : GameState
+    map_arrays : MapArrays
+    combat_rules : CombatRules
+    area : int
+    block_half : (n_blocks,) bool — forced march / reorganizing this phase (SoE 7.2)
+    defend : bool — the defender has a Defend Area order here (SoE 7.2)
+    withdraw : int — ``soe_sim.battle.nb.WITHDRAW_*`` for the defender's Withdraw order (SoE 7.2);
+        the caller has already moved withdrawing blocks that could leave
+    att_modifier, def_modifier : int — combat cards actually added (SoE 7.41.2)
+    att_effect, def_effect : (N_EFFECT,) int64 — battle cards (SoE 7.41.1)
+    max_blocks : int — stacking limit (SoE 7.33)
+    vp_encirclement, vp_leader_killed, vp_leader_captured : int — SoE 7.42, 9.0
+    out : (N_B,) int64 — the battle record
+
+    The loser retreats (defender: all together towards the shortest clear path to a friendly key
+    city, overflowing to the next area; attacker: each block back along its own link), blocks with
+    nowhere to go are eliminated permanently with 1 VP each to the opponent (leaders captured: 2).
+    Destroyed blocks go to the force pool, destroyed leaders are eliminated (+1 VP). A winning
+    attacker keeps every surviving block in the area (SoE 7.43 default: advance with all; phase-end
+    stacking pulls back any excess, SoE 7.33).
+    """
+    out[:] = 0
+    out[B_AREA] = area
+    defender = defender_side_nb(state, area)
+    attacker = 1 - defender
+    out[B_ATTACKER] = attacker
+    out[B_DEFENDER] = defender
+    nbk = state.block_side.shape[0]
+    att_idx = np.empty(nbk, dtype=np.int64)
+    def_idx = np.empty(nbk, dtype=np.int64)
+    att_dir = np.empty(nbk, dtype=np.int64)
+    n_att, n_def, n_support, fortified = battle_inputs_nb(
+        state, map_arrays, area, defender, block_half, att_idx, def_idx, att_dir)
+    out[B_ATT_BLOCKS] = n_att
+    out[B_DEF_BLOCKS] = n_def
+
+    att_sp = np.empty(n_att, dtype=np.int64)
+    att_half = np.empty(n_att, dtype=np.bool_)
+    att_arm = np.empty(n_att, dtype=np.int64)
+    for k in range(n_att):
+        b = att_idx[k]
+        att_sp[k] = state.block_sp[b]
+        att_half[k] = block_half[b]
+        att_arm[k] = state.block_arm[b]
+    def_sp = np.empty(n_def, dtype=np.int64)
+    def_half = np.empty(n_def, dtype=np.bool_)
+    def_arm = np.empty(n_def, dtype=np.int64)
+    for k in range(n_def):
+        b = def_idx[k]
+        def_sp[k] = state.block_sp[b]
+        def_half[k] = block_half[b]
+        def_arm[k] = state.block_arm[b]
+    garrison = state.garrison_side[area] == defender
+
+    front = map_arrays.front[area]
+    holder = 0 if state.initiative_side[front] == attacker else 1
+    prep = np.empty(bnb.N_PREP, dtype=np.int64)
+    bnb.prepare_battle_nb(att_sp, att_half, att_arm, att_dir[:n_att], def_sp, def_half, def_arm,
+                          n_support, garrison, defend, fortified, withdraw, att_effect, def_effect,
+                          holder, state.initiative_level[front], combat_rules, prep)
+    res = np.empty(bnb.N_OUT, dtype=np.int64)
+    bnb.resolve_nb(prep, att_modifier, def_modifier, combat_rules, res)
+    out[B_FOUGHT] = prep[bnb.P_FOUGHT]
+    out[B_ATT_CV] = res[bnb.O_ATT_CV]
+    out[B_DEF_CV] = res[bnb.O_DEF_CV]
+
+    vp_before = state.vp[0]
+    # --- losses on the real blocks (SoE 7.41.5; 3.0 garrison first) -----------------------------
+    garrison_lost = res[bnb.O_GARRISON_LOST] > 0
+    if garrison_lost:
+        state.garrison_side[area] = -1
+    out[B_GARRISON_LOST] = 1 if garrison_lost else 0
+    att_removed = take_losses_nb(state, att_idx, n_att, res[bnb.O_ATT_LOSSES])
+    def_removed = take_losses_nb(state, def_idx, n_def, res[bnb.O_DEF_BLOCK_LOSSES])
+    out[B_ATT_LOSSES] = att_removed
+    out[B_DEF_LOSSES] = def_removed + (1 if garrison_lost else 0)
+    for side_k in range(2):
+        idx = att_idx if side_k == 0 else def_idx
+        n = n_att if side_k == 0 else n_def
+        owner = attacker if side_k == 0 else defender
+        for k in range(n):
+            b = idx[k]
+            if state.block_sp[b] > 0:
+                continue
+            state.block_area[b] = -1
+            if state.block_arm[b] == ARM.LEADER:
+                # SoE 9.0: leaders destroyed in battle are eliminated permanently, 1 VP.
+                state.block_status[b] = STATUS.ELIMINATED_PERMANENT
+                out[B_LEADERS_KILLED] += 1
+                _score(state, 1 - owner, vp_leader_killed)
+            else:
+                state.block_status[b] = STATUS.DESTROYED_TO_POOL
+            if side_k == 0:
+                out[B_ATT_DESTROYED] += 1
+            else:
+                out[B_DEF_DESTROYED] += 1
+
+    attacker_wins = res[bnb.O_ATTACKER_WINS] == 1
+    winner = attacker if attacker_wins else defender
+    out[B_WINNER] = winner
+    if res[bnb.O_GREAT_VICTORY] != 0 and out[B_FOUGHT] == 1:
+        # SoE 7.44: +1 VP to the winner.
+        out[B_GREAT_VICTORY] = 1
+        _score(state, winner, combat_rules.great_victory_vp)
+
+    # --- initiative (SoE 6.1) ------------------------------------------------------------------
+    new_holder = res[bnb.O_INIT_HOLDER]
+    state.initiative_side[front] = attacker if new_holder == 0 else defender
+    state.initiative_level[front] = res[bnb.O_INIT_LEVEL]
+
+    # --- retreat of the loser (SoE 7.42) -------------------------------------------------------
+    n_areas = state.control.shape[0]
+    if attacker_wins and out[B_FOUGHT] == 1:
+        survivors = np.empty(n_def, dtype=np.int64)
+        m = 0
+        for k in range(n_def):
+            b = def_idx[k]
+            if state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area:
+                survivors[m] = b
+                m += 1
+        if m > 0:
+            enemy_row = np.zeros(n_areas, dtype=np.bool_)
+            friendly_row = np.zeros(n_areas, dtype=np.int32)
+            goal = np.zeros(n_areas, dtype=np.bool_)
+            for i in range(n_areas):
+                enemy_row[i] = _enemy_area(state, defender, i)
+                friendly_row[i] = _count_side_in_area(state, defender, i)
+                goal[i] = map_arrays.vp[i] > 0 and state.control[i] == defender and i != area
+            # SoE 7.42: "may not retreat along a road or rail blocked by enemy blocks": the links
+            # the attackers came along.
+            edge_blocked = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
+            for e in range(map_arrays.adj_indptr[area], map_arrays.adj_indptr[area + 1]):
+                j = map_arrays.adj_indices[e]
+                for k in range(n_att):
+                    if att_dir[k] == j:
+                        edge_blocked[e] = True
+            cand = np.empty(map_arrays.adj_indptr[area + 1] - map_arrays.adj_indptr[area] + 1, dtype=np.int64)
+            cand_d = np.empty(cand.shape[0], dtype=np.int64)
+            target = np.empty(m, dtype=np.int64)
+            retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, edge_blocked,
+                               map_arrays.eastern_link, goal, enemy_row, friendly_row, defender,
+                               area, max_blocks, m, cand, cand_d, target)
+            for r in range(m):
+                b = survivors[r]
+                if target[r] == ENCIRCLED:
+                    _eliminate_no_retreat(state, b, out)
+                    _score(state, attacker,
+                           vp_leader_captured if state.block_arm[b] == ARM.LEADER else vp_encirclement)
+                else:
+                    state.block_area[b] = target[r]
+                    state.block_prev_area[b] = area
+    elif not attacker_wins:
+        # The attacker goes back along the link each block came by (SoE 7.42).
+        counts = np.zeros(n_areas, dtype=np.int32)
+        for b in range(nbk):
+            if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == attacker and state.block_area[b] >= 0:
+                counts[state.block_area[b]] += 1
+        for k in range(n_att):
+            b = att_idx[k]
+            if state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != area:
+                continue
+            back = state.block_prev_area[b]
+            room = UNLIMITED if (back >= 0 and map_arrays.eastern_link[back]) else max_blocks - (counts[back] if back >= 0 else max_blocks)
+            if back < 0 or _enemy_area(state, attacker, back) or room <= 0:
+                _eliminate_no_retreat(state, b, out)
+                _score(state, defender,
+                       vp_leader_captured if state.block_arm[b] == ARM.LEADER else vp_encirclement)
+            else:
+                counts[area] -= 1
+                counts[back] += 1
+                state.block_area[b] = back
+                state.block_prev_area[b] = area
+
+    out[B_VP_DELTA] = state.vp[0] - vp_before
+
+
+@njit(cache=True)
+def _score(state, side, vp):
+    # Each VP award moves the single signed track on its own (SoE 7.8: no 0 space).
+    for _ in range(vp):
+        state.vp[0] = vp_add_nb(state.vp[0], side_sign_nb(side))
+
+
+@njit(cache=True)
+def _eliminate_no_retreat(state, b, out):
+    # SoE 7.42 / 9.0: no route of retreat: eliminated permanently (leaders captured).
+    if state.block_arm[b] == ARM.LEADER:
+        out[B_LEADERS_CAPTURED] += 1
+    else:
+        out[B_ENCIRCLED] += 1
+    state.block_status[b] = STATUS.ELIMINATED_PERMANENT
+    state.block_area[b] = -1
+    state.block_sp[b] = 0
