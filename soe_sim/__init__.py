@@ -3,7 +3,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from soe_sim.battle import Battle, BattleOdds, battle_odds, simulate_battles  # noqa: E402
+from soe_sim.battle import Battle, BattleOdds, battle_odds, resolve, simulate_battles  # noqa: E402
+from soe_sim.data import list_scenarios, load_blocks, load_cards, load_map, load_scenario  # noqa: E402
 from soe_sim.rules import Rules, load_rules  # noqa: E402
 
 __all__ = [
@@ -11,13 +12,12 @@ __all__ = [
     "BattleOdds",
     "Rules",
     "battle_odds",
+    "list_scenarios",
+    "load_blocks",
+    "load_cards",
+    "load_map",
     "load_rules",
+    "load_scenario",
+    "resolve",
     "simulate_battles",
 ]
-
-try:  # data loaders (map, rosters, scenarios)
-    from soe_sim.data import load_map, load_scenario  # noqa: F401
-
-    __all__ += ["load_map", "load_scenario"]
-except ImportError:  # pragma: no cover - present once the data subpackage lands
-    pass

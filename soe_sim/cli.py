@@ -24,12 +24,9 @@ def _register() -> None:
     from soe_sim.battle.cli import odds_command
 
     cli.add_command(odds_command)
-    try:
-        from soe_sim.data.cli import register as register_data_commands
-    except ImportError:  # pragma: no cover - data commands not present in this build
-        pass
-    else:
-        register_data_commands(cli)
+    from soe_sim.data.cli import register as register_data_commands
+
+    register_data_commands(cli)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -534,19 +534,19 @@ def test_soe_7_41_1_battle_card_effect_and_disposal(rules, decks):
     assert cs.location[s, 6] == nb.IN_PLAY and cs.use[s, 6] == CardUse.BATTLE
     assert nb.end_battle_nb(cs, s) == 1
     assert cs.location[s, 6] == nb.DISCARD  # not starred
-    # No battle card of the built-in decks is starred; a starred one would leave the game (C1).
+    # No battle card of the built-in decks is starred; a starred one would leave the game (E-C1).
     starred = cs.copy()
     starred.remove_after_event[s, 6] = True
     starred.location[s, 6] = nb.HAND
     assert nb.play_battle_card_nb(starred, s, 7, eff)
     nb.end_battle_nb(starred, s)
     assert starred.location[s, 6] == nb.REMOVED
-    # Reactions: starred ones leave the game, the others are discarded (docs/rules.md C1).
+    # Reactions: starred ones leave the game, the others are discarded (docs/rules.md E-C1).
     assert nb.play_reaction_card_nb(cs, s, 8) == nb.NO_CARD  # not a reaction card
     assert nb.play_reaction_card_nb(cs, s, 23) == 23 and cs.location[s, 22] == nb.DISCARD
     assert nb.play_reaction_card_nb(cs, s, 51) == 51 and cs.location[s, 50] == nb.REMOVED
     assert nb.play_reaction_card_nb(cs, s, 2) == 2 and cs.location[s, 1] == nb.REMOVED
-    # A starred card drawn blind as a combat card is discarded after the battle (C5).
+    # A starred card drawn blind as a combat card is discarded after the battle (E-C5).
     cs2, rng = fresh(rules, 0)
     starred = [c for c in range(1, 56) if cs2.remove_after_event[s, c - 1]]
     while True:

@@ -6,7 +6,7 @@ the shuffled draw pile with its top index, and the static card attributes (order
 cubes, event kind, front, starred flag, battle-effect vector). The kernels in
 :mod:`soe_sim.engine.cards.nb` draw, reshuffle, discard and play cards in place (SoE 3.4, 6.0,
 7.1, 7.11–7.13, 7.41.1–2, 10.1); randomness comes from an explicit SplitMix64 state held in a
-``uint64`` array (:func:`new_rng`). Readings: docs/rules.md "Engine: cards" (C1…).
+``uint64`` array (:func:`new_rng`). Readings: docs/rules.md "Engine: cards" (E-C1…).
 
 Cards are named by their id (1–55); row ``id - 1`` of every per-card array is card ``id``.
 

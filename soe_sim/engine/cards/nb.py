@@ -4,7 +4,7 @@ Rules: SoE 3.4 (six uses of a card), 6.0 (replenish, hand limit), 7.1 (card play
 operation phase, discard pile, reshuffle), 7.11 (orders), 7.12 (reinforcement cubes), 7.13
 (historical events), 7.41.1 (battle cards), 7.41.2 (combat modifier: blind draw or hand card + 1),
 10.0 (historical events only on their own front), 10.1 (two-front extra draws). Readings of
-ambiguous text are docs/rules.md "Engine: cards" (C1…).
+ambiguous text are docs/rules.md "Engine: cards" (E-C1…).
 
 Layout (like :mod:`soe_sim.engine.nb`): every kernel is ``@njit(cache=True)`` and takes the
 :class:`~soe_sim.engine.cards.CardState` named tuple ``cs`` (its arrays are updated in place), a side
@@ -134,7 +134,7 @@ def reshuffle_discard_nb(cs, side, rng):
 def take_top_nb(cs, side, rng, location):
     """Take the top card of ``side``'s draw pile to ``location``; reshuffle first if the pile is empty
     (SoE 7.1). Returns the card id, or :data:`NO_CARD` when the draw pile and discard pile are both
-    empty (docs/rules.md C2)."""
+    empty (docs/rules.md E-C2)."""
     if cs.pile_top[side] >= cs.pile_len[side]:
         if reshuffle_discard_nb(cs, side, rng) == 0:
             return NO_CARD
@@ -149,7 +149,7 @@ def draw_cards_nb(cs, side, n, rng):
     """Draw ``n`` cards into ``side``'s hand (SoE 6.0, 7.1, 10.1).
 
     An empty draw pile is refilled from the shuffled discard pile at once (SoE 7.1); when both are
-    empty the draws stop (docs/rules.md C2). No hand limit is applied here (SoE 6.0 discards after
+    empty the draws stop (docs/rules.md E-C2). No hand limit is applied here (SoE 6.0 discards after
     drawing). Returns the number of cards drawn.
     """
     drawn = 0
@@ -222,7 +222,7 @@ def replenish_nb(cs, side, rules, rng):
 def two_front_extra_draw_nb(cs, side, phase, rules, rng):
     """SoE 10.1: a player commanding both fronts of a side draws ``rules.two_front_extra_draw`` more
     cards at the start of operation phases ``rules.two_front_extra_draw_phases`` (2–4) and "may hold
-    a maximum of only 7 cards": like 6.0 he draws, then discards down (docs/rules.md C3).
+    a maximum of only 7 cards": like 6.0 he draws, then discards down (docs/rules.md E-C3).
 
     Call it only for such a player. Returns ``(drawn, must_discard)`` (``(0, 0)`` in other phases).
     """
@@ -268,7 +268,7 @@ def legal_card_plays_nb(cs, side, front, out_card, out_use):
     each card in hand (ascending id): ``USE_ORDERS`` (7.11) when it prints orders, ``USE_CUBES``
     (7.12) when it prints cubes, ``USE_EVENT`` (7.13) when :func:`event_playable_nb` (only
     historical events, only on the card's front or ``any``; 10.0). Battle and reaction events are
-    not played here (7.1 items 5–6). A use worth nothing (0 orders, no cubes) is not listed (C4).
+    not played here (7.1 items 5–6). A use worth nothing (0 orders, no cubes) is not listed (E-C4).
 
     ``out_card``, ``out_use``: arrays of at least ``1 + 3 * n_cards`` entries. Returns the count.
     """
@@ -314,7 +314,7 @@ def is_legal_play_nb(cs, side, front, card, use):
 def retire_card_nb(cs, side, card, as_event):
     """Put a played card away (SoE 7.1 "placed in the discard pile, except those that specifically
     state that they are to be taken out of the game"; 7.13): REMOVED when played for its event and
-    the card is starred (``remove_after_event``), else DISCARD (docs/rules.md C1)."""
+    the card is starred (``remove_after_event``), else DISCARD (docs/rules.md E-C1)."""
     c = card - 1
     if as_event and cs.remove_after_event[side, c]:
         cs.location[side, c] = REMOVED
@@ -360,7 +360,7 @@ def apply_card_play_nb(cs, side, card, use, cubes):
 @njit(cache=True)
 def play_reaction_card_nb(cs, side, card):
     """SoE 7.1 item 6, 7.41.4: play a reaction card from hand "in accordance with the card's
-    description". It is removed if starred, else discarded (C1); returns its id for the engine to
+    description". It is removed if starred, else discarded (E-C1); returns its id for the engine to
     resolve, or :data:`NO_CARD` (nothing done) if ``card`` is not a reaction card in hand."""
     if card < 1 or card > cs.location.shape[1] or cs.location[side, card - 1] != HAND:
         return NO_CARD
@@ -378,8 +378,8 @@ def draw_combat_card_nb(cs, side, rng):
     """SoE 7.41.2: the combat modifier card "blindly drawn from their deck".
 
     The top card of the draw pile (reshuffling the discard pile if empty, 7.1) goes IN_PLAY until
-    :func:`end_battle_nb` discards it (C5). Returns ``(card, modifier)``; ``(NO_CARD, 0)`` when the
-    draw and discard piles are both empty (C2).
+    :func:`end_battle_nb` discards it (E-C5). Returns ``(card, modifier)``; ``(NO_CARD, 0)`` when the
+    draw and discard piles are both empty (E-C2).
     """
     card = take_top_nb(cs, side, rng, IN_PLAY)
     if card == NO_CARD:
@@ -408,7 +408,7 @@ def play_battle_card_nb(cs, side, card, out_effect):
 
     ``out_effect`` (``N_EFFECT``, int64, layout of :mod:`soe_sim.battle.nb` ``E_*``) receives the
     card's effect vector. The card goes IN_PLAY; :func:`end_battle_nb` removes it if starred, else
-    discards it (C1). Returns False (``out_effect`` zeroed, nothing moved) if ``card`` is not a
+    discards it (E-C1). Returns False (``out_effect`` zeroed, nothing moved) if ``card`` is not a
     battle card in hand.
     """
     out_effect[:] = 0
@@ -428,7 +428,7 @@ def play_battle_card_nb(cs, side, card, out_effect):
 def end_battle_nb(cs, side):
     """After a battle (SoE 7.1 "Once played, cards are placed in the discard pile"): every card of
     ``side`` IN_PLAY leaves the table — a battle card played for its event is removed if starred,
-    every other card (combat cards, blind or from hand) is discarded (C1, C5). Returns how many."""
+    every other card (combat cards, blind or from hand) is discarded (E-C1, E-C5). Returns how many."""
     k = 0
     for c in range(cs.location.shape[1]):
         if cs.location[side, c] == IN_PLAY:
