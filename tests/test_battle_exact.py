@@ -178,3 +178,29 @@ def test_hand_card_is_fixed_value_plus_bonus():
     assert len(result.probabilities) == 1
     cv = result.combat_values().set_index("side")["combat_value"]
     assert cv["attacker"] == 4 + 3 + 1 and cv["defender"] == 4 + 0 + 1
+
+
+def test_card_choice_table_is_consistent_and_monotone():
+    """Every cell equals a direct exact query, and a stronger hand card never hurts its player."""
+    from soe_sim.battle.odds import card_choice_table
+
+    battle = Battle.from_spec("4i,3c/2i", "4i,2i", defend=True)
+    table = card_choice_table(battle)
+    assert table.loc["draw", "draw"] == pytest.approx(battle_odds(battle).metrics["attacker_win"])
+    hands = [c for c in table.index if c.startswith("hand:")]
+    values = table.loc[hands].to_numpy()
+    assert (np.diff(values, axis=0) >= -1e-12).all()  # attacker: higher card, higher P(win)
+    def_hands = [c for c in table.columns if c.startswith("hand:")]
+    assert (np.diff(table[def_hands].to_numpy(), axis=1) <= 1e-12).all()
+
+
+def test_card_table_cli(capsys):
+    import json
+
+    from soe_sim.cli import main
+
+    assert main(["odds", "--attacker", "4i", "--defender", "3i", "--card-table", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["card_table"]["draw"]["draw"] == pytest.approx(doc["attacker_win"])
+    assert main(["odds", "--attacker", "4i", "--defender", "3i", "--card-table"]) == 0
+    assert "combat-card choice" in capsys.readouterr().out

@@ -141,10 +141,12 @@ def _system_in(args: list[str]) -> str | None:
 @click.option("--threads", default=None, type=int, help="Numba threads (results do not depend on it).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--plot", "plot_file", default=None, metavar="FILE", help="Write a plot of the odds (PNG/SVG/PDF).")
+@click.option("--card-table", is_flag=True,
+              help="Also show P(attacker wins) for every pair of combat-card choices (draw / hand:V).")
 def odds_command(system, attacker, defender, garrison, defend, fortified, support, withdraw,
                  withdraw_blocked, attacker_side, attacker_card, defender_card, attacker_battle_card,
                  defender_battle_card, initiative, deck_polish, deck_soviet, rules_overlays, mc, seed,
-                 threads, fmt, plot_file):
+                 threads, fmt, plot_file, card_table):
     """Exact odds of a battle, with an optional Monte Carlo cross-check."""
     if attacker is None:
         raise SoeInputError(Problem("--attacker", "", "", None, "missing --attacker SPEC, e.g. \"4i,4i/3c\""))
@@ -173,6 +175,19 @@ def odds_command(system, attacker, defender, garrison, defend, fortified, suppor
 
     rules = load_rules("soe", rules_overlays) if rules_overlays else None
     result = battle_odds(battle, decks=decks or None, rules=rules, mc=mc, seed=seed, threads=threads)
+    if card_table:
+        from soe_sim.battle.odds import card_choice_table
+
+        table = card_choice_table(battle, decks=decks or None, rules=rules)
+        if fmt == "json":
+            result.card_table = table
+        else:
+            emit_odds(result, fmt, plot_file, _format_table)
+            click.echo("\nP(attacker wins) by combat-card choice (rows: attacker, columns: defender):"
+                       if fmt == "table" else "")
+            click.echo(table.to_string(float_format=lambda x: f"{x:.4f}") if fmt == "table"
+                       else table.to_csv(float_format="%.6f"), nl=fmt == "table")
+            return
     emit_odds(result, fmt, plot_file, _format_table)
 
 

@@ -163,6 +163,7 @@ class BattleOdds:
         self.attacker_deck = attacker_deck
         self.defender_deck = defender_deck
         self.mc = mc
+        self.card_table = None  # optional: card_choice_table() attached by the CLI
         self._metrics = None
 
     # -- exact results -------------------------------------------------------------------------
@@ -262,6 +263,8 @@ class BattleOdds:
         }
         if self.mc is not None:
             d["mc"] = self.mc.to_dict()
+        if getattr(self, "card_table", None) is not None:
+            d["card_table"] = {a: row.to_dict() for a, row in self.card_table.iterrows()}
         return d
 
     def plot(self, ax=None, title: str | None = None):
@@ -539,3 +542,34 @@ def resolve(
         "defender_blocks_destroyed": int(out[nb.O_DEF_DESTROYED]),
         "garrison_lost": bool(out[nb.O_GARRISON_LOST]),
     }
+
+
+def card_choice_table(
+    battle: Battle,
+    metric: str = "attacker_win",
+    *,
+    decks: Mapping[str, Deck | str | Mapping] | None = None,
+    rules: Rules | CombatRules | None = None,
+) -> pd.DataFrame:
+    """Exact ``metric`` for every pair of combat-card choices (SoE 7.41.2): draw blind or play a
+    hand card of each printed value in the deck.
+
+    Rows are the attacker's choice, columns the defender's (``"draw"``, ``"hand:0"``, …), so a
+    player can see what playing a card from hand is worth against each reply.
+    """
+    from dataclasses import replace
+
+    if metric not in PROBABILITY_METRICS and metric not in MEAN_METRICS:
+        raise SoeInputError(Problem("metric", "", "", metric, "unknown metric; allowed: "
+                                    + ", ".join([*PROBABILITY_METRICS, *MEAN_METRICS])))
+    att_deck = _deck_for(battle.attacker_side, decks)
+    def_deck = _deck_for(battle.defender_side, decks)
+    att_choices = ["draw", *(f"hand:{v}" for v in att_deck.values)]
+    def_choices = ["draw", *(f"hand:{v}" for v in def_deck.values)]
+    table = pd.DataFrame(index=pd.Index(att_choices, name="attacker card"),
+                         columns=pd.Index(def_choices, name="defender card"), dtype=float)
+    for a in att_choices:
+        for d in def_choices:
+            b = replace(battle, attacker_card=a, defender_card=d)
+            table.loc[a, d] = battle_odds(b, decks=decks, rules=rules).metrics[metric]
+    return table

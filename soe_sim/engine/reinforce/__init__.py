@@ -119,7 +119,7 @@ class ReinforceContext(NamedTuple):
     front_line: np.ndarray  # (2, n_areas) bool (8.31)
     nation_active: np.ndarray  # (n_nations,) bool (RF6)
     nation_area_ok: np.ndarray  # (n_nations, n_areas) bool: where a nation's blocks may be built (RF6)
-    gained_area: np.ndarray  # (n_areas,) int SP gained from cubes per area this phase (8.31)
+    gained_area: np.ndarray  # (2, n_areas) int SP gained from cubes per side and area this phase (8.31)
     built: np.ndarray  # (n_blocks,) bool built this phase (8.4)
     front: np.ndarray  # map front per area
     eastern_link: np.ndarray
@@ -203,7 +203,7 @@ def begin_reinforcement_phase(state, game_map, rules, scenario=None, active_nati
         front_line=front_line,
         nation_active=active,
         nation_area_ok=area_ok,
-        gained_area=np.zeros(n, dtype=np.int32),
+        gained_area=np.zeros((2, n), dtype=np.int32),
         built=np.zeros(state.n_blocks, dtype=np.bool_),
         front=game_map.front,
         eastern_link=game_map.eastern_link,

@@ -26,7 +26,7 @@ Cube pools (SoE 3.2, 8.3, 8.5). Strengthening and building spend cubes from a *p
 :mod:`soe_sim.engine.state`) updated in place.
 
 Per-phase trackers (allocated by the caller at the start of the phase, zero/False):
-``gained_area`` (n_areas,) int — SP gained from cubes in each area this phase (8.31);
+``gained_area`` (2, n_areas) int — SP each side gained from cubes in each area this phase (8.31);
 ``built`` (n_blocks,) bool — block built this phase (8.4: may not be strengthened).
 """
 from __future__ import annotations
@@ -385,7 +385,7 @@ def _strengthen_ok_nb(side, b, block_side, block_arm, block_nation, block_area, 
     k = cube_kind_nb(side, nat, block_arm[b])
     if k < 0 or pool_cubes[k] < 1:
         return False
-    if front_line[side, a] and gained_area[a] >= rr.front_line_max_sp:
+    if front_line[side, a] and gained_area[side, a] >= rr.front_line_max_sp:
         return False
     return True
 
@@ -402,7 +402,7 @@ def legal_strengthen_nb(side, block_side, block_arm, block_nation, block_area, b
     colour (:func:`cube_kind_nb`), it stands on ``pool_front`` and is of ``pool_nation`` when these
     are ``>= 0`` (8.5), and, in a front-line area of ``side`` (``front_line`` from
     :func:`front_line_nb`), fewer than ``rr.front_line_max_sp`` SP were gained in that area this
-    phase (``gained_area``, 8.31, from any pool). Returns the number of legal blocks.
+    phase (``gained_area[side]``, 8.31, from any pool). Returns the number of legal blocks.
     """
     k = 0
     for b in range(block_side.shape[0]):
@@ -431,7 +431,7 @@ def apply_strengthen_nb(side, b, block_side, block_arm, block_nation, block_area
     k = cube_kind_nb(side, block_nation[b], block_arm[b])
     pool_cubes[k] -= 1
     block_sp[b] += 1
-    gained_area[block_area[b]] += 1
+    gained_area[side, block_area[b]] += 1
     return True
 
 
