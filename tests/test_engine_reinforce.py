@@ -106,10 +106,8 @@ class Scene:
         g.block_status[b] = STATUS.ON_MAP
         g.block_area[b] = i
         g.block_sp[b] = sp
-        if g.control[i] < 0 and not self.m.garrison[i]:
-            g.control[i] = g.block_side[b]
-        elif g.control[i] < 0:
-            g.control[i] = g.block_side[b]
+        if g.control[i] < 0:
+            g.control[i] = g.block_side[b]  # SoE 1.3: the occupying side controls the area
         return b
 
     def add(self, side, area, sp, **kw):
@@ -801,6 +799,10 @@ def test_arrivals_match_oracle(games, game_map, rules, seed):
     m = game_map
     sc, g = random_state(rng, games, m)
     n = m.n_areas
+    for b in np.flatnonzero(g.block_status == STATUS.SCHEDULED):  # take some arrival areas (RF2)
+        a = g.block_arrive_area[b]
+        if rng.random() < 0.3 and not m.eastern_link[a] and m.garrison[a]:
+            g.garrison_side[a] = 1 - g.block_side[b]
     blocks = np.zeros((2, n), dtype=np.int32)
     enemy = np.zeros((2, n), dtype=np.bool_)
     enemy_presence_nb(g.block_side, g.block_area, g.block_status, g.garrison_side, blocks, enemy)
