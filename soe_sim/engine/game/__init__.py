@@ -1,0 +1,447 @@
+"""The round loop of Strike of the Eagle (SoE 5.0, 6.0, 7.0–7.9, 8.0, 10.1), its decisions, event
+record, terminal conditions and the fuzzer.
+
+Python wrappers around :mod:`soe_sim.engine.game.nb`:
+
+* :func:`play_game` — one seeded game, with its event log as a DataFrame;
+* :func:`play_games` — many games in parallel (``numba.prange``); game ``i`` of seed ``s`` is the
+  same game as ``play_game(scenario, seed=(s, i))`` whatever the thread count;
+* :func:`fuzz` — random decisions over many seeded games with the invariants checked after every
+  phase (``soe-sim fuzz``).
+
+Seeds: a game's three SplitMix64 streams (chance, Polish policy, Soviet policy) are
+:func:`soe_sim.random.chunk_seeds` of the game's ``SeedSequence``; game ``i`` of a batch seeded
+``s`` uses ``SeedSequence(s, spawn_key=(i,))`` (= ``SeedSequence(s).spawn(n)[i]``).
+
+Readings of the loop: docs/rules.md "Engine: the round loop" (G1…).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import NamedTuple
+
+import numba
+import numpy as np
+import pandas as pd
+
+from soe_sim.data.enums import Front, Nation, Side
+from soe_sim.engine.game import nb
+from soe_sim.engine.game.nb import (
+    ABORT,
+    CAUSE,
+    DECISION,
+    EVENT,
+    EVENT_DTYPE,
+    N_CTR,
+    N_RES,
+    OUTCOME,
+    VIOLATION,
+    GameConfig,
+)
+from soe_sim.engine.game.policies import POLICY_IDS, POLICY_RANDOM, choose_nb, policy_id
+from soe_sim.random import SeedLike, as_seed_sequence, chunk_seeds
+
+__all__ = [
+    "Decision", "Event", "Outcome", "Cause", "AbortReason", "Violation",
+    "DECISION", "EVENT", "OUTCOME", "CAUSE", "VIOLATION", "EVENT_DTYPE",
+    "POLICY_RANDOM", "POLICY_IDS", "choose_nb", "policy_id",
+    "EventLog", "new_event_log", "append_event",
+    "GameSetup", "GameResult", "game_setup", "game_config", "game_streams", "game_seed_sequence",
+    "play_game", "play_games", "events_frame", "format_events", "fuzz",
+]
+
+Decision = IntEnum("Decision", DECISION._asdict())
+Decision.__doc__ = "Decision kinds of the loop (numba mirror :data:`DECISION`)."
+Event = IntEnum("Event", EVENT._asdict())
+Event.__doc__ = "Event kinds of the log (numba mirror :data:`EVENT`); fields per kind: soe_sim.engine.game.nb._EventC."
+Outcome = IntEnum("Outcome", OUTCOME._asdict())
+Cause = IntEnum("Cause", CAUSE._asdict())
+AbortReason = IntEnum("AbortReason", ABORT._asdict())
+Violation = IntEnum("Violation", VIOLATION._asdict())
+
+DEFAULT_MAX_STEPS = 200_000
+DEFAULT_MAX_PHASE_STEPS = 50_000
+DEFAULT_LOG_CAPACITY = 1 << 16
+
+
+# --------------------------------------------------------------------------------------------------
+# Event log
+
+
+class EventLog(NamedTuple):
+    """The event record: ``records`` a structured array of :data:`EVENT_DTYPE` (fields ``round i2,
+    phase i1, kind i2, side i1, area i2, area2 i2, block i2, value i4, value2 i4``) and ``ctr`` the
+    loop's counters (``ctr[0]`` = events used)."""
+
+    records: np.ndarray
+    ctr: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.ctr[nb.C_EVENTS])
+
+    def used(self) -> np.ndarray:
+        return self.records[: self.n]
+
+
+def new_event_log(capacity: int = DEFAULT_LOG_CAPACITY) -> EventLog:
+    return EventLog(np.zeros(int(capacity), dtype=EVENT_DTYPE), np.zeros(N_CTR, dtype=np.int64))
+
+
+def append_event(log: EventLog, state, kind, side=-1, area=-1, area2=-1, block=-1, value=0, value2=0) -> bool:
+    """Append one event (:func:`soe_sim.engine.game.nb.log_event_nb`); False when full."""
+    return bool(nb.log_event_nb(log.records, log.ctr, state, int(kind), int(side), int(area), int(area2),
+                                int(block), int(value), int(value2)))
+
+
+# --------------------------------------------------------------------------------------------------
+# Set-up
+
+
+@dataclass
+class GameSetup:
+    """Everything a scenario's games share (built once per scenario and rules)."""
+
+    scenario: object
+    game_map: object
+    roster: object
+    rules: object
+    state0: object  # GameState at the start
+    cards0: object  # CardState with the draw piles in id order (each game shuffles them)
+    cr: object
+    er: object
+    kr: object
+    rr: object
+    cfg: GameConfig
+    block_ids: np.ndarray = field(default=None)
+    area_ids: np.ndarray = field(default=None)
+
+
+def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MAX_STEPS,
+                max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, max_phases: int | None = None,
+                check_invariants: bool = False, roster=None) -> GameConfig:
+    """The kernel-ready :class:`GameConfig` of a scenario (victory, objectives, special rules, caps)."""
+    from soe_sim.engine.reinforce import nation_rules
+
+    ai = game_map.area_index
+    n_areas = game_map.n_areas
+    nbk = state.n_blocks
+    vic = scenario.victory or {}
+    imm = list(vic.get("immediate") or [])
+    imm_kind = np.array([nb.IMMEDIATE_CAPTURE_AREA if i["kind"] == "capture_area" else nb.IMMEDIATE_VP_AT_LEAST
+                         for i in imm], dtype=np.int64)
+    imm_side = np.array([int(Side.from_slug(i["side"])) for i in imm], dtype=np.int64)
+    imm_area = np.array([ai[i["area"]] if i.get("area") else -1 for i in imm], dtype=np.int64)
+    imm_value = np.array([int(i.get("value", 0) or 0) for i in imm], dtype=np.int64)
+    objs = [o for o in scenario.objectives if o.get("when", "end") == "end"]
+    okind = {"hold_area": nb.OBJECTIVE_HOLD_AREA, "capture_area": nb.OBJECTIVE_CAPTURE_AREA,
+             "eliminate_blocks": nb.OBJECTIVE_ELIMINATE_BLOCKS}
+    obj_areas = np.zeros((len(objs), n_areas), dtype=np.bool_)
+    obj_blocks = np.zeros((len(objs), nbk), dtype=np.bool_)
+    if roster is not None:
+        pos = {str(b): k for k, b in enumerate(roster.blocks["id"].to_numpy()[state.block_roster])}
+    else:
+        pos = {}
+    for k, o in enumerate(objs):
+        for a in o.get("areas") or []:
+            obj_areas[k, ai[a]] = True
+        for b in o.get("blocks") or []:
+            if b in pos:
+                obj_blocks[k, pos[b]] = True
+    rule_ids = [r.get("id") for r in scenario.special_rules]
+    ac = []
+    for ri, r in enumerate(scenario.special_rules):
+        if r.get("kind") == "arrival_check":
+            s = int(Side.from_slug(r.get("side", "soviet")))
+            for t in r.get("thresholds") or []:
+                ph = t.get("phase")
+                ph = nb.PHASE_REINFORCEMENT if ph == "reinforcement" else int(ph)
+                ac.append((ri, s, int(t["round"]), ph, int(t.get("min_modifier", 0))))
+    ac = np.array(ac, dtype=np.int64).reshape(-1, 5)
+    active, area_ok = nation_rules(game_map, scenario)
+    kinds = {r.get("kind") for r in scenario.special_rules}
+    players = list(scenario.players or [2, 2])
+    two_front = max(players) > 2  # SoE 10.1: a 3–4 player scenario played by one player per side
+    n_op = int(rules["round.operation_phases"])
+    n_rounds = int(state.end[0]) - int(state.round[0]) + 1
+    if max_phases is None:
+        max_phases = (n_op + 2) * n_rounds + 4
+    return GameConfig(
+        imm_kind=imm_kind, imm_side=imm_side, imm_area=imm_area, imm_value=imm_value,
+        obj_kind=np.array([okind[o["kind"]] for o in objs], dtype=np.int64),
+        obj_side=np.array([int(Side.from_slug(o["side"])) for o in objs], dtype=np.int64),
+        obj_vp=np.array([int(o.get("vp", 0) or 0) for o in objs], dtype=np.int64),
+        obj_areas=obj_areas, obj_blocks=obj_blocks,
+        ac_rule=ac[:, 0].copy(), ac_side=ac[:, 1].copy(), ac_round=ac[:, 2].copy(), ac_phase=ac[:, 3].copy(),
+        ac_min=ac[:, 4].copy(), n_conditions=len(rule_ids),
+        nation_active=active, nation_area_ok=area_ok, kaunas=int(ai.get("kaunas", -1)),
+        no_reinforcement_phase="no_reinforcement_phase" in kinds, two_front=bool(two_front),
+        card_fronts=len(Front),
+        vp_leader_killed=int(rules["vp.leader_destroyed"]), vp_leader_captured=int(rules["vp.leader_captured"]),
+        max_steps=int(max_steps), max_phase_steps=int(max_phase_steps), max_phases=int(max_phases),
+        check_invariants=bool(check_invariants),
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _setup_cached(scenario_id: str) -> GameSetup:
+    from soe_sim.data import load_blocks, load_map, load_scenario
+    from soe_sim.rules import load_rules
+
+    return _build_setup(load_scenario(scenario_id), load_map(), load_blocks(), load_rules())
+
+
+def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
+    from soe_sim.engine.cards import card_constants, new_card_state
+    from soe_sim.engine.reinforce import reinforce_constants
+    from soe_sim.engine.state import engine_constants, new_game
+
+    state0 = new_game(scenario, game_map, roster, rules)
+    cards0 = new_card_state(scenario, rules, np.zeros(1, dtype=np.uint64))
+    for s in Side:  # id order: every game shuffles with its own chance stream
+        top, ln = int(cards0.pile_top[s]), int(cards0.pile_len[s])
+        cards0.pile[s, top:ln] = np.sort(cards0.pile[s, top:ln])
+    cfg = game_config(scenario, game_map, state0, rules, roster=roster)
+    return GameSetup(
+        scenario=scenario, game_map=game_map, roster=roster, rules=rules, state0=state0, cards0=cards0,
+        cr=rules.combat_constants(), er=engine_constants(rules), kr=card_constants(rules),
+        rr=reinforce_constants(rules), cfg=cfg,
+        block_ids=roster.blocks["id"].to_numpy()[state0.block_roster].astype(str),
+        area_ids=game_map.areas["id"].to_numpy().astype(str),
+    )
+
+
+def game_setup(scenario) -> GameSetup:
+    """The :class:`GameSetup` of a scenario id (cached) or of a loaded Scenario."""
+    if isinstance(scenario, GameSetup):
+        return scenario
+    if isinstance(scenario, str):
+        return _setup_cached(scenario)
+    from soe_sim.data import load_blocks, load_map
+    from soe_sim.rules import load_rules
+
+    return _build_setup(scenario, load_map(), load_blocks(), load_rules())
+
+
+def _cfg(setup: GameSetup, **kw) -> GameConfig:
+    return setup.cfg._replace(**{k: v for k, v in kw.items() if v is not None})
+
+
+# --------------------------------------------------------------------------------------------------
+# Seeds
+
+
+def game_seed_sequence(seed, game: int | None = None) -> np.random.SeedSequence:
+    """The SeedSequence of a game: ``seed`` itself, or game ``game`` of a batch seeded ``seed``.
+
+    ``seed`` may also be a ``(batch_seed, game)`` tuple (what the fuzzer reports).
+    """
+    if isinstance(seed, tuple) and len(seed) == 2 and game is None:
+        seed, game = seed
+    ss = as_seed_sequence(seed)
+    if game is not None:
+        return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (int(game),),
+                                      pool_size=ss.pool_size)
+    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key), pool_size=ss.pool_size)
+
+
+def game_streams(seed, game: int | None = None) -> np.ndarray:
+    """(3,) uint64: the chance, Polish-policy and Soviet-policy stream seeds of a game."""
+    return chunk_seeds(game_seed_sequence(seed, game), 3)
+
+
+# --------------------------------------------------------------------------------------------------
+# One game
+
+
+@dataclass
+class GameResult:
+    """The result of :func:`play_game`."""
+
+    outcome: str  # "finished" | "immediate_victory" | "aborted"
+    winner: str | None  # "polish" | "soviet" | None (draw or aborted)
+    vp: int  # final signed VP track (+ Polish)
+    rounds: int  # rounds played (partly or fully)
+    steps: int  # decision steps
+    events: pd.DataFrame
+    state: object
+    cards: object
+    log: EventLog
+    row: np.ndarray  # the raw result row (nb.R_*)
+    abort_reason: str | None = None
+    violations: int = 0
+    first_violation: dict | None = None
+
+    def text(self) -> str:
+        return format_events(self.events)
+
+
+def _side_slug(v) -> str | None:
+    v = int(v)
+    return None if v < 0 else Side(v).slug
+
+
+def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="random", *,
+              max_steps: int = DEFAULT_MAX_STEPS, max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS,
+              check_invariants: bool = False, log_capacity: int = DEFAULT_LOG_CAPACITY) -> GameResult:
+    """Play one game of ``scenario`` (an id, a Scenario or a GameSetup) with seeded policies."""
+    setup = game_setup(scenario)
+    cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants)
+    streams = game_streams(seed)
+    state = setup.state0.copy()
+    cards = setup.cards0.copy()
+    log = new_event_log(log_capacity)
+    out = np.zeros(N_RES, dtype=np.int64)
+    policies = np.array([policy_id(polish), policy_id(soviet)], dtype=np.int64)
+    nb.play_game_nb(state, cards, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr, cfg, policies,
+                    streams[0:1].copy(), streams[1:3].copy(), log.records, log.ctr, out)
+    return _result(setup, out, state, cards, log)
+
+
+def _result(setup, out, state, cards, log) -> GameResult:
+    viol = int(out[nb.R_VIOLATIONS])
+    first = None
+    if viol:
+        first = {"code": Violation(int(out[nb.R_VIOL_CODE])).name.lower(), "step": int(out[nb.R_VIOL_STEP]),
+                 "round": int(out[nb.R_VIOL_ROUND]), "phase": int(out[nb.R_VIOL_PHASE])}
+    abort = int(out[nb.R_ABORT])
+    return GameResult(
+        outcome=Outcome(int(out[nb.R_OUTCOME])).name.lower(), winner=_side_slug(out[nb.R_WINNER]),
+        vp=int(out[nb.R_VP]), rounds=int(out[nb.R_ROUNDS]), steps=int(out[nb.R_STEPS]),
+        events=events_frame(log, setup), state=state, cards=cards, log=log, row=out.copy(),
+        abort_reason=AbortReason(abort).name.lower() if abort else None, violations=viol, first_violation=first,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Many games
+
+
+RESULT_COLUMNS = ("outcome", "winner", "vp", "rounds", "steps", "events", "abort", "violations",
+                  "violation_code", "violation_step", "violation_round", "violation_phase", "phases",
+                  "last_round", "last_phase")
+assert len(RESULT_COLUMNS) == N_RES
+
+
+def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None = None, polish="random",
+               soviet="random", *, max_steps: int = DEFAULT_MAX_STEPS,
+               max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, check_invariants: bool = False,
+               log_capacity: int = DEFAULT_LOG_CAPACITY, raw: bool = False):
+    """Play ``games`` games in parallel; one row per game (columns :data:`RESULT_COLUMNS`, codes
+    decoded to names unless ``raw``, which returns the int64 array). Game ``i`` equals
+    ``play_game(scenario, seed=(seed, i))``; the result does not depend on ``threads``."""
+    setup = game_setup(scenario)
+    cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants)
+    ss = as_seed_sequence(seed)
+    seeds = np.stack([game_streams(ss, i) for i in range(int(games))]) if games else np.zeros((0, 3), np.uint64)
+    out = np.zeros((int(games), N_RES), dtype=np.int64)
+    policies = np.array([policy_id(polish), policy_id(soviet)], dtype=np.int64)
+    old = numba.get_num_threads()
+    try:
+        if threads:
+            numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+        nb.play_games_nb(setup.state0, setup.cards0, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
+                         cfg, policies, seeds, int(log_capacity), out)
+    finally:
+        numba.set_num_threads(old)
+    if raw:
+        return out
+    df = pd.DataFrame(out, columns=list(RESULT_COLUMNS))
+    df["outcome"] = [Outcome(int(v)).name.lower() for v in df["outcome"]]
+    df["winner"] = [_side_slug(v) or "" for v in df["winner"]]
+    df["abort"] = [AbortReason(int(v)).name.lower() if v else "" for v in df["abort"]]
+    df["violation_code"] = [Violation(int(v)).name.lower() if v else "" for v in df["violation_code"]]
+    df.index.name = "game"
+    return df
+
+
+# --------------------------------------------------------------------------------------------------
+# Rendering
+
+
+def events_frame(log: EventLog, setup: GameSetup | None = None) -> pd.DataFrame:
+    """The used part of an event log as a DataFrame: kind names, side slugs, area and block ids."""
+    rec = log.used() if isinstance(log, EventLog) else np.asarray(log)
+    df = pd.DataFrame({k: rec[k].astype(np.int64) for k in EVENT_DTYPE.names})
+    df["kind"] = [Event(int(v)).name.lower() for v in df["kind"]]
+    df["side"] = [_side_slug(v) or "" for v in df["side"]]
+    if setup is not None:
+        for col in ("area", "area2"):
+            df[col] = ["" if v < 0 else str(setup.area_ids[v]) for v in df[col]]
+        df["block"] = ["" if v < 0 else str(setup.block_ids[v]) for v in df["block"]]
+    return df
+
+
+def format_events(events: pd.DataFrame) -> str:
+    """One line per event: ``round.phase kind side area>area2 block value value2`` (golden files)."""
+    lines = []
+    for r in events.itertuples(index=False):
+        where = str(r.area) if r.area not in ("", -1) else "-"
+        if r.area2 not in ("", -1):
+            where += f">{r.area2}"
+        blk = str(r.block) if r.block not in ("", -1) else "-"
+        lines.append(f"{r.round}.{r.phase} {r.kind} {r.side or '-'} {where} {blk} {r.value} {r.value2}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# Fuzzer
+
+
+def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_MAX_STEPS,
+         max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, threads: int | None = None) -> dict:
+    """Random decisions over ``games`` seeded games with the invariants checked after every phase.
+
+    Returns ``{"scenario", "games", "seed", "violations", "crashes", "stalemates", "first_violation",
+    "first_crash", "outcomes", "winners"}``: ``violations`` = games with at least one violated
+    invariant; ``first_violation`` (or None) = ``{"game", "seed": [seed, game], "step", "round",
+    "phase", "code"}`` for the lowest-numbered such game; ``stalemates`` = games aborted by a hard cap;
+    ``crashes`` = games whose kernel raised (re-run one by one to find them).
+    """
+    setup = game_setup(scenario)
+    seed_int = seed
+    crashes = 0
+    first_crash = None
+    try:
+        df = play_games(setup, games, seed, threads=threads, max_steps=max_steps, max_phase_steps=max_phase_steps,
+                        check_invariants=True)
+    except Exception:  # a kernel raised: find the culprits game by game
+        rows = []
+        for i in range(int(games)):
+            try:
+                res = play_game(setup, (seed, i), max_steps=max_steps, max_phase_steps=max_phase_steps,
+                                check_invariants=True)
+                rows.append(res.row)
+            except Exception as exc:  # noqa: BLE001 - reported, not hidden
+                crashes += 1
+                if first_crash is None:
+                    first_crash = {"game": i, "seed": [seed_int, i], "error": f"{type(exc).__name__}: {exc}"}
+                rows.append(np.full(N_RES, -1, dtype=np.int64))
+        out = np.stack(rows) if rows else np.zeros((0, N_RES), np.int64)
+        ok = out[:, nb.R_OUTCOME] >= 0
+        df = pd.DataFrame(out[ok], columns=list(RESULT_COLUMNS), index=np.flatnonzero(ok))
+        df["outcome"] = [Outcome(int(v)).name.lower() for v in df["outcome"]]
+        df["winner"] = [_side_slug(v) or "" for v in df["winner"]]
+        df["violation_code"] = [Violation(int(v)).name.lower() if v else "" for v in df["violation_code"]]
+    bad = df[df["violations"] > 0]
+    first = None
+    if len(bad):
+        g = int(bad.index[0])
+        r = bad.iloc[0]
+        first = {"game": g, "seed": [seed_int, g], "step": int(r["violation_step"]), "round": int(r["violation_round"]),
+                 "phase": int(r["violation_phase"]), "code": str(r["violation_code"])}
+    return {
+        "scenario": setup.scenario.id,
+        "games": int(games),
+        "seed": seed_int,
+        "violations": int(len(bad)),
+        "crashes": crashes,
+        "stalemates": int((df["outcome"] == "aborted").sum()),
+        "first_violation": first,
+        "first_crash": first_crash,
+        "outcomes": {k: int(v) for k, v in df["outcome"].value_counts().sort_index().items()},
+        "winners": {(k or "none"): int(v) for k, v in df["winner"].value_counts().sort_index().items()},
+        "mean_steps": float(df["steps"].mean()) if len(df) else 0.0,
+    }

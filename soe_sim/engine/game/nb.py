@@ -1,0 +1,1151 @@
+"""Numba kernels of the game loop (SoE 5.0, 6.0, 7.0–7.9, 8.0, 10.1): the round loop, the event log,
+the decision dispatch, terminal conditions and the fuzzer's invariant checks.
+
+The loop owns no rule of its own beyond the sequence of phases (SoE 5.0, 7.0, 7.9) and the scenario's
+victory conditions: every rule is a kernel of another engine module, called in the order of
+docs/engine-design.md "Phase sequence". Readings of the loop: docs/rules.md "Engine: the round loop"
+(G1…).
+
+Layout: every kernel is ``@njit(cache=True)`` and takes the named tuples of the other modules
+(:class:`~soe_sim.engine.state.GameState` ``state``, :class:`~soe_sim.engine.cards.CardState` ``cs``,
+:class:`~soe_sim.data.map.MapArrays` ``m``, :class:`~soe_sim.rules.CombatRules` ``cr``,
+:class:`~soe_sim.engine.state.EngineRules` ``er``, :class:`~soe_sim.engine.cards.CardRules` ``kr``,
+:class:`~soe_sim.engine.reinforce.nb.ReinforceRules` ``rr``) plus this module's :class:`GameConfig`
+``cfg`` (the scenario's victory conditions and special rules as arrays), the policy ids, the random
+streams and the event log.
+
+Random streams (SplitMix64, ``uint64`` arrays advanced in place): ``rng_chance`` (1,) — shuffles,
+blind combat draws, arrival checks; ``rng_policy`` (2,) — one per side, handed to the side's policy
+as the length-1 view ``rng_policy[s:s + 1]``.
+
+Counters (``ctr``, int64 (N_CTR,)): events logged, decision steps, the abort reason, invariant
+violations (count, first code, its step, round and phase).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from soe_sim.battle import nb as bnb
+from soe_sim.data.enums import SIDE, Nation
+from soe_sim.engine.battles.nb import (
+    B_ATT_LOSSES,
+    B_DEF_LOSSES,
+    B_FOUGHT,
+    B_GREAT_VICTORY,
+    B_VP_DELTA,
+    B_WINNER,
+    N_B,
+    defender_side_nb,
+    find_battles_nb,
+    resolve_battle_in_state_nb,
+)
+from soe_sim.engine.cards.nb import (
+    DRAW_PILE,
+    HAND,
+    IN_PLAY,
+    N_LOCATIONS,
+    NO_CARD,
+    USE_COMBAT_BLIND,
+    USE_COMBAT_HAND,
+    USE_EVENT,
+    card_counts_nb,
+    discard_nb,
+    draw_combat_card_nb,
+    end_battle_nb,
+    legal_card_plays_nb,
+    apply_card_play_nb,
+    play_battle_card_nb,
+    play_combat_card_from_hand_nb,
+    replenish_nb,
+    shuffle_draw_pile_nb,
+    two_front_extra_draw_nb,
+)
+from soe_sim.data.enums import EVENT_KIND
+from soe_sim.engine.game.policies import choose_nb
+from soe_sim.engine.nb import (
+    N_OOS,
+    apply_out_of_supply_nb,
+    block_supply_nb,
+    enemy_presence_nb,
+    overstack_pullback_nb,
+    side_sign_nb,
+    supply_depots_nb,
+    update_control_nb,
+    vp_add_nb,
+)
+from soe_sim.engine.reinforce.nb import (
+    apply_build_nb,
+    apply_combine_nb,
+    apply_strengthen_nb,
+    arrive_reinforcements_nb,
+    cube_kind_nb,
+    front_line_nb,
+    legal_builds_nb,
+    legal_combines_nb,
+    legal_strengthen_nb,
+    replace_garrisons_nb,
+    strategic_cubes_nb,
+)
+from soe_sim.engine.nb import garrison_replacement_nb
+from soe_sim.engine.state import PHASE_REINFORCEMENT, PHASE_REPLENISH, STATUS
+
+# --------------------------------------------------------------------------------------------------
+# Codes (IntEnum mirrors live in soe_sim.engine.game; these NamedTuples are the numba side)
+
+
+class _DecisionC(NamedTuple):
+    DISCARD: int = 0  # SoE 6.0, 10.1: discard down to the hand limit (one card per decision)
+    CARD_PLAY: int = 1  # SoE 7.1: (card, use) per front, pass included
+    FIRST_PLAYER: int = 2  # SoE 6.1, 7.2: the initiative holder chooses who places first
+    ORDER: int = 3  # SoE 7.2: place an order marker
+    EXEC_FIRST: int = 4  # SoE 6.1, 7.3: who executes an order type first
+    MOVE: int = 5  # SoE 7.31: one move of an order's execution
+    BATTLE_ORDER: int = 6  # SoE 7.4: order of battles of equal size
+    BATTLE_CARD: int = 7  # SoE 7.41.1: play a battle card (or none)
+    COMBAT_CARD: int = 8  # SoE 7.41.2: blind draw or a hand card
+    ADVANCE: int = 9  # SoE 7.43
+    REORGANIZE: int = 10  # SoE 7.5
+    RAIL: int = 11  # SoE 7.6
+    GARRISON: int = 12  # SoE 8.1: place a free garrison (0) or not (1)
+    COMBINE: int = 13  # SoE 8.2: pass or one absorption
+    REINFORCE: int = 14  # SoE 8.3, 8.4: pass, strengthen one block or build one block
+
+
+DECISION = _DecisionC()
+
+
+class _EventC(NamedTuple):
+    GAME_START: int = 0  # value = VP track, value2 = start phase
+    ROUND_START: int = 1
+    PHASE_START: int = 2
+    CARDS_DRAWN: int = 3  # side, value = cards drawn, value2 = cards to discard
+    CARD_DISCARDED: int = 4  # side, value = card
+    CARD_PLAYED: int = 5  # side, area = front, value = card, value2 = use, block = extra orders
+    ARRIVAL_CHECK: int = 6  # side, value = card drawn (0: automatic), value2 = its modifier, area2 = threshold, block = met
+    REINFORCEMENT_ARRIVED: int = 7  # side, block, area, value = SP
+    REINFORCEMENT_DELAYED: int = 8  # side, block, area = scheduled area
+    BATTLE: int = 9  # area, side = attacker, value = winner, value2 = fought (0: defenders withdrew)
+    BATTLE_LOSSES: int = 10  # area, side = attacker, value = attacker losses, value2 = defender losses, block = great victory
+    BATTLE_CARD: int = 11  # side, area, value = card
+    COMBAT_CARD: int = 12  # side, area, value = card (0: none left), value2 = modifier, block = use
+    BLOCK_LOSS: int = 13  # side, block, area, value = SP lost, value2 = cause
+    BLOCK_REMOVED: int = 14  # side, block, area = last area, value = new status, value2 = cause
+    BLOCK_MOVED: int = 15  # side, block, area = from, area2 = to, value2 = cause
+    BLOCK_PLACED: int = 16  # side, block, area, value = SP, value2 = cause
+    GARRISON_REMOVED: int = 17  # side, area, value2 = cause
+    GARRISON_PLACED: int = 18  # side, area
+    CONTROL: int = 19  # area, side = new controller (-1 neutral), value = old controller
+    VP: int = 20  # side = gainer, value = change of the signed track (+ Polish), value2 = cause, area
+    INITIATIVE: int = 21  # area = front, side = holder, value = level, value2 = old holder
+    COMBINE: int = 22  # side, block = absorber, area, value = absorbed block, value2 = new SP
+    STRENGTHEN: int = 23  # side, block, area, value = new SP, value2 = pool area (-1 saved cubes)
+    BUILD: int = 24  # side, block, area, value = SP, value2 = pool area (-1 saved cubes)
+    CUBES_DROPPED: int = 25  # side, area = strategic city, value = unspent strategic cubes
+    OBJECTIVE: int = 26  # side, value = VP, value2 = objective index, block = achieved (0/1)
+    IMMEDIATE_VICTORY: int = 27  # side = winner, value = condition index
+    GAME_END: int = 28  # side = winner (-1 draw / none), value = outcome, value2 = VP track
+    ABORT: int = 29  # value = abort reason
+    PHASE_SKIPPED: int = 30  # value = reason (1: scenario has no Reinforcement Phase)
+    ORDER_PLACED: int = 31  # reserved for the orders module integration
+    MOVE: int = 32  # reserved for the orders module integration
+
+
+EVENT = _EventC()
+
+
+class _CauseC(NamedTuple):
+    NONE: int = 0
+    BATTLE: int = 1  # SoE 7.41–7.44
+    SUPPLY: int = 2  # SoE 7.71
+    STACKING: int = 3  # SoE 7.33
+    CONTROL: int = 4  # SoE 1.3, 7.8
+    OBJECTIVE: int = 5  # scenario [[objective]]
+    REINFORCEMENT: int = 6  # SoE 4.0, 8.0–8.5
+    ORDERS: int = 7  # SoE 7.2–7.6
+
+
+CAUSE = _CauseC()
+
+
+class _OutcomeC(NamedTuple):
+    FINISHED: int = 0  # the scenario's last phase was played
+    IMMEDIATE_VICTORY: int = 1  # a [[victory.immediate]] condition was met
+    ABORTED: int = 2  # a hard cap was hit
+
+
+OUTCOME = _OutcomeC()
+
+
+class _AbortC(NamedTuple):
+    NONE: int = 0
+    TOTAL_STEPS: int = 1
+    PHASE_STEPS: int = 2
+    LOG_FULL: int = 3
+    PHASES: int = 4
+    LOOP: int = 5
+
+
+ABORT = _AbortC()
+
+
+class _ViolationC(NamedTuple):
+    NONE: int = 0
+    SP_RANGE: int = 1  # a block on the map outside 1..max SP
+    PLACEMENT: int = 2  # ON_MAP status and an area disagree (on the map and elsewhere)
+    STACKING: int = 3  # more than max_blocks of a side in an area at phase end (Eastern Links exempt)
+    CARDS: int = 4  # a deck not conserved (55 cards across locations), or a card left IN_PLAY
+    VP_TRACK: int = 5  # VP track != start VP + sum of VP events
+    ELIMINATED_RETURNED: int = 6  # a permanently eliminated block came back
+    UNRESOLVED_BATTLE: int = 7  # opposing blocks (or blocks and an enemy garrison) share an area at phase end
+
+
+VIOLATION = _ViolationC()
+
+LITHUANIAN = int(Nation.LITHUANIAN)
+IMMEDIATE_CAPTURE_AREA = 0
+IMMEDIATE_VP_AT_LEAST = 1
+OBJECTIVE_HOLD_AREA = 0
+OBJECTIVE_CAPTURE_AREA = 1
+OBJECTIVE_ELIMINATE_BLOCKS = 2
+
+# ctr columns
+C_EVENTS = 0
+C_STEPS = 1
+C_ABORT = 2
+C_VIOLATIONS = 3
+C_VIOL_CODE = 4
+C_VIOL_STEP = 5
+C_VIOL_ROUND = 6
+C_VIOL_PHASE = 7
+C_PHASES = 8
+C_PHASE_STEP0 = 9
+N_CTR = 10
+
+# result columns (out of play_game_nb / rows of play_games_nb)
+R_OUTCOME = 0
+R_WINNER = 1
+R_VP = 2
+R_ROUNDS = 3
+R_STEPS = 4
+R_EVENTS = 5
+R_ABORT = 6
+R_VIOLATIONS = 7
+R_VIOL_CODE = 8
+R_VIOL_STEP = 9
+R_VIOL_ROUND = 10
+R_VIOL_PHASE = 11
+R_PHASES = 12
+R_LAST_ROUND = 13
+R_LAST_PHASE = 14
+N_RES = 15
+
+EVENT_DTYPE = np.dtype([
+    ("round", np.int16), ("phase", np.int8), ("kind", np.int16), ("side", np.int8), ("area", np.int16),
+    ("area2", np.int16), ("block", np.int16), ("value", np.int32), ("value2", np.int32),
+])
+
+
+class GameConfig(NamedTuple):
+    """The scenario's terminal conditions, special rules and the loop's caps, kernel-ready.
+
+    Immediate victory (``[[victory.immediate]]``): ``imm_kind`` (``IMMEDIATE_*``), ``imm_side``,
+    ``imm_area`` (-1), ``imm_value`` — int64 (n_imm,). Objectives (``[[objective]]``, scored at the
+    end): ``obj_kind`` (``OBJECTIVE_*``), ``obj_side``, ``obj_vp`` int64 (n_obj,), ``obj_areas`` bool
+    (n_obj, n_areas) all-of set, ``obj_blocks`` bool (n_obj, n_blocks). Arrival checks (special rule
+    ``arrival_check``): one row per threshold, ``ac_rule`` (index into the scenario's special rules =
+    ``block_arrive_condition``), ``ac_side``, ``ac_round``, ``ac_phase``, ``ac_min`` int64;
+    ``n_conditions`` = number of special rules. ``nation_active`` (n_nations,) bool and
+    ``nation_area_ok`` (n_nations, n_areas) bool (reinforce.nation_rules); ``kaunas`` area or -1.
+    """
+
+    imm_kind: np.ndarray
+    imm_side: np.ndarray
+    imm_area: np.ndarray
+    imm_value: np.ndarray
+    obj_kind: np.ndarray
+    obj_side: np.ndarray
+    obj_vp: np.ndarray
+    obj_areas: np.ndarray
+    obj_blocks: np.ndarray
+    ac_rule: np.ndarray
+    ac_side: np.ndarray
+    ac_round: np.ndarray
+    ac_phase: np.ndarray
+    ac_min: np.ndarray
+    n_conditions: int
+    nation_active: np.ndarray
+    nation_area_ok: np.ndarray
+    kaunas: int
+    no_reinforcement_phase: bool
+    two_front: bool  # SoE 10.1: one player commands both fronts of a side in a 3–4 player scenario
+    card_fronts: int  # card plays per side per operation phase (one per front commanded, SoE 7.1)
+    vp_leader_killed: int
+    vp_leader_captured: int
+    max_steps: int  # decision steps per game
+    max_phase_steps: int  # decision steps per phase
+    max_phases: int  # phases per game
+    check_invariants: bool
+
+
+# --------------------------------------------------------------------------------------------------
+# Event log
+
+
+@njit(cache=True)
+def log_event_nb(log, ctr, state, kind, side, area, area2, block, value, value2):
+    """Append one event (stamped with the state's round and phase); False when the log is full
+    (the loop then aborts with ``ABORT.LOG_FULL``)."""
+    i = ctr[C_EVENTS]
+    if i >= log.shape[0]:
+        if ctr[C_ABORT] == ABORT.NONE:
+            ctr[C_ABORT] = ABORT.LOG_FULL
+        return False
+    e = log[i]
+    e.round = state.round[0]
+    e.phase = state.phase[0]
+    e.kind = kind
+    e.side = side
+    e.area = area
+    e.area2 = area2
+    e.block = block
+    e.value = value
+    e.value2 = value2
+    ctr[C_EVENTS] = i + 1
+    return True
+
+
+@njit(cache=True)
+def vp_event_sum_nb(log, n):
+    """Sum of the ``value`` of the VP events among the first ``n`` events."""
+    t = 0
+    for i in range(n):
+        if log[i].kind == EVENT.VP:
+            t += log[i].value
+    return t
+
+
+@njit(cache=True)
+def add_vp_nb(state, log, ctr, nominal, cause, area):
+    """Move the VP track by ``nominal`` (signed, + Polish; SoE 7.8 no 0 space) and log the change."""
+    if nominal == 0:
+        return
+    old = state.vp[0]
+    state.vp[0] = vp_add_nb(old, nominal)
+    _log_vp_change_nb(state, log, ctr, old, cause, area)
+
+
+@njit(cache=True)
+def _log_vp_change_nb(state, log, ctr, old, cause, area):
+    d = np.int64(state.vp[0]) - np.int64(old)
+    if d != 0:
+        log_event_nb(log, ctr, state, EVENT.VP, SIDE.POLISH if d > 0 else SIDE.SOVIET, area, -1, -1, d, cause)
+
+
+# --------------------------------------------------------------------------------------------------
+# Decisions
+
+
+@njit(cache=True)
+def decide_nb(policies, side, kind, n, rng_policy, ctr, cfg):
+    """Ask ``side``'s policy for an option in ``0..n-1`` (0 when ``n <= 1`` or the game is aborting).
+
+    Every call is a step; exceeding ``cfg.max_steps`` or ``cfg.max_phase_steps`` sets the abort
+    reason, after which every decision returns 0 (the loops' option 0 always ends them: pass, no card,
+    blind draw).
+    """
+    ctr[C_STEPS] += 1
+    if ctr[C_ABORT] != ABORT.NONE:
+        return 0
+    if ctr[C_STEPS] > cfg.max_steps:
+        ctr[C_ABORT] = ABORT.TOTAL_STEPS
+        return 0
+    if ctr[C_STEPS] - ctr[C_PHASE_STEP0] > cfg.max_phase_steps:
+        ctr[C_ABORT] = ABORT.PHASE_STEPS
+        return 0
+    if n <= 1:
+        return 0
+    k = choose_nb(policies[side], kind, n, rng_policy[side:side + 1])
+    if k < 0 or k >= n:
+        k = 0
+    return k
+
+
+# --------------------------------------------------------------------------------------------------
+# Block bookkeeping
+
+
+@njit(cache=True)
+def snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison):
+    snap_status[:] = state.block_status
+    snap_area[:] = state.block_area
+    snap_sp[:] = state.block_sp
+    snap_garrison[:] = state.garrison_side
+
+
+@njit(cache=True)
+def log_diff_nb(state, log, ctr, cause, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
+    """Log every block / garrison change since the snapshot, and keep the elimination trackers."""
+    for b in range(state.block_side.shape[0]):
+        s0 = snap_status[b]
+        s1 = state.block_status[b]
+        a0 = snap_area[b]
+        a1 = state.block_area[b]
+        side = state.block_side[b]
+        on0 = s0 == STATUS.ON_MAP
+        on1 = s1 == STATUS.ON_MAP
+        if on0 and on1:
+            if a0 != a1:
+                log_event_nb(log, ctr, state, EVENT.BLOCK_MOVED, side, a0, a1, b, 0, cause)
+            if state.block_sp[b] < snap_sp[b]:
+                log_event_nb(log, ctr, state, EVENT.BLOCK_LOSS, side, a1, -1, b, snap_sp[b] - state.block_sp[b], cause)
+        elif on0 and not on1:
+            log_event_nb(log, ctr, state, EVENT.BLOCK_REMOVED, side, a0, -1, b, s1, cause)
+        elif on1 and not on0:
+            log_event_nb(log, ctr, state, EVENT.BLOCK_PLACED, side, a1, -1, b, state.block_sp[b], cause)
+        if s1 != s0 and (s1 == STATUS.ELIMINATED_PERMANENT or s1 == STATUS.DESTROYED_TO_POOL):
+            destroyed_ever[b] = True
+        if s1 == STATUS.ELIMINATED_PERMANENT:
+            elim_ever[b] = True
+    for i in range(state.garrison_side.shape[0]):
+        g0 = snap_garrison[i]
+        g1 = state.garrison_side[i]
+        if g0 != g1:
+            if g0 >= 0:
+                log_event_nb(log, ctr, state, EVENT.GARRISON_REMOVED, g0, i, -1, -1, 0, cause)
+            if g1 >= 0:
+                log_event_nb(log, ctr, state, EVENT.GARRISON_PLACED, g1, i, -1, -1, 0, cause)
+
+
+@njit(cache=True)
+def reset_phase_flags_nb(state):
+    """SoE 7.0 (engine contract): every block begins the phase where it stands."""
+    for b in range(state.block_side.shape[0]):
+        state.block_prev_area[b] = -1
+        state.block_arrival[b] = 0
+
+
+# --------------------------------------------------------------------------------------------------
+# SoE 6.0, 10.1: replenish
+
+
+@njit(cache=True)
+def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg):
+    """SoE 6.0: the player discards ``must`` cards of his choice, one decision per card."""
+    n_cards = cs.location.shape[1]
+    hand = np.empty(n_cards, dtype=np.int64)
+    for _ in range(must):
+        k = 0
+        for c in range(n_cards):
+            if cs.location[side, c] == HAND:
+                hand[k] = c + 1
+                k += 1
+        if k == 0:
+            return
+        j = decide_nb(policies, side, DECISION.DISCARD, k, rng_policy, ctr, cfg)
+        discard_nb(cs, side, hand[j])
+        log_event_nb(log, ctr, state, EVENT.CARD_DISCARDED, side, -1, -1, -1, hand[j], 0)
+
+
+@njit(cache=True)
+def replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg):
+    """SoE 6.0: each side draws ``draw_per_round`` cards, then discards down to the hand limit."""
+    for s in range(2):
+        drawn, must = replenish_nb(cs, s, kr, rng_chance)
+        log_event_nb(log, ctr, state, EVENT.CARDS_DRAWN, s, -1, -1, -1, drawn, must)
+        discard_down_nb(state, cs, s, must, policies, rng_policy, log, ctr, cfg)
+
+
+# --------------------------------------------------------------------------------------------------
+# SoE 4.0 arrivals and the scenario's arrival checks
+
+
+@njit(cache=True)
+def arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr):
+    """Scenario ``arrival_check`` rules (e.g. EatS 1st Cavalry Army), "before orders are given": at a
+    listed (round, phase) a rule not yet met draws one card blind from its side's deck (then
+    discarded, reading G4); the rule is met when the card's combat modifier is at least the
+    threshold (a threshold ``<= 0`` is automatic)."""
+    r = state.round[0]
+    p = state.phase[0]
+    for t in range(cfg.ac_rule.shape[0]):
+        rule = cfg.ac_rule[t]
+        if rule < 0 or condition_met[rule]:
+            continue
+        if cfg.ac_round[t] != r or cfg.ac_phase[t] != p:
+            continue
+        side = cfg.ac_side[t]
+        thr = cfg.ac_min[t]
+        card = NO_CARD
+        mod = 0
+        met = thr <= 0
+        if not met:
+            card, mod = draw_combat_card_nb(cs, side, rng_chance)
+            end_battle_nb(cs, side)
+            met = card != NO_CARD and mod >= thr
+        if met:
+            condition_met[rule] = True
+        log_event_nb(log, ctr, state, EVENT.ARRIVAL_CHECK, side, -1, thr, 1 if met else 0, card, mod)
+
+
+@njit(cache=True)
+def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_enemy, scratch_src, scratch_depot):
+    """SoE 4.0: place the scheduled reinforcements due now (reinforce.arrive_reinforcements_nb)."""
+    enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
+                      scratch_blocks, scratch_enemy)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+                     scratch_enemy, scratch_src, scratch_depot)
+    nbk = state.block_side.shape[0]
+    out = np.empty(nbk, dtype=np.int64)
+    arrive_reinforcements_nb(m.adj_indptr, m.adj_indices, m.eastern_link, scratch_enemy, scratch_depot,
+                             er.max_blocks, state.round[0], state.phase[0], condition_met, state.block_side,
+                             state.block_status, state.block_area, state.block_sp, state.block_prev_area,
+                             state.block_arrival, state.block_in_supply, state.block_arrive_round,
+                             state.block_arrive_phase, state.block_arrive_area, state.block_arrive_sp,
+                             state.block_arrive_condition, out)
+    for b in range(nbk):
+        if out[b] >= 0:
+            log_event_nb(log, ctr, state, EVENT.REINFORCEMENT_ARRIVED, state.block_side[b], out[b], -1, b,
+                         state.block_sp[b], 0)
+        elif out[b] == -2:
+            log_event_nb(log, ctr, state, EVENT.REINFORCEMENT_DELAYED, state.block_side[b],
+                         state.block_arrive_area[b], -1, b, 0, 0)
+
+
+# --------------------------------------------------------------------------------------------------
+# SoE 7.1: card play
+
+
+@njit(cache=True)
+def card_play_nb(state, cs, policies, rng_policy, log, ctr, cfg, extra_orders):
+    """SoE 7.1: per front (north first, SoE 10.0), the non-initiative side then the initiative side
+    play at most one card: orders (7.11, ``extra_orders[side, front]``), cubes (7.12) or pass.
+    Historical events (7.13) are not offered: no module resolves their effects yet (G3)."""
+    n_cards = cs.location.shape[1]
+    size = 1 + 3 * n_cards
+    cards = np.empty(size, dtype=np.int64)
+    uses = np.empty(size, dtype=np.int64)
+    for f in range(cfg.card_fronts):
+        ini = state.initiative_side[f]
+        first = 1 - ini if ini >= 0 else SIDE.POLISH
+        for k in range(2):
+            s = first if k == 0 else 1 - first
+            n = legal_card_plays_nb(cs, s, f, cards, uses)
+            j = 0
+            for i in range(n):  # G3: drop event plays
+                if uses[i] != USE_EVENT:
+                    cards[j] = cards[i]
+                    uses[j] = uses[i]
+                    j += 1
+            n = j
+            c = decide_nb(policies, s, DECISION.CARD_PLAY, n, rng_policy, ctr, cfg)
+            extra, _ev = apply_card_play_nb(cs, s, cards[c], uses[c], state.cubes)
+            extra_orders[s, f] += extra
+            if cards[c] != NO_CARD:
+                log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, cards[c], uses[c])
+
+
+# --------------------------------------------------------------------------------------------------
+# SoE 7.4–7.44: battles
+
+
+@njit(cache=True)
+def _battle_cards_nb(state, cs, kr, side, area, policies, rng_policy, rng_chance, log, ctr, cfg, effect):
+    """SoE 7.41.1–2 for one side: optionally a battle card, then a combat card (blind or from the
+    hand, + hand bonus). Returns the combat modifier."""
+    n_cards = cs.location.shape[1]
+    opts = np.empty(n_cards + 1, dtype=np.int64)
+    opts[0] = NO_CARD
+    k = 1
+    for c in range(n_cards):
+        if cs.location[side, c] == HAND and cs.event_kind[side, c] == EVENT_KIND.BATTLE:
+            opts[k] = c + 1
+            k += 1
+    j = decide_nb(policies, side, DECISION.BATTLE_CARD, k, rng_policy, ctr, cfg)
+    effect[:] = 0
+    if opts[j] != NO_CARD:
+        play_battle_card_nb(cs, side, opts[j], effect)
+        log_event_nb(log, ctr, state, EVENT.BATTLE_CARD, side, area, -1, -1, opts[j], 0)
+    k = 1
+    for c in range(n_cards):
+        if cs.location[side, c] == HAND:
+            opts[k] = c + 1
+            k += 1
+    j = decide_nb(policies, side, DECISION.COMBAT_CARD, k, rng_policy, ctr, cfg)
+    if opts[j] == NO_CARD:
+        card, mod = draw_combat_card_nb(cs, side, rng_chance)
+        log_event_nb(log, ctr, state, EVENT.COMBAT_CARD, side, area, -1, USE_COMBAT_BLIND, card, mod)
+    else:
+        card = opts[j]
+        mod = play_combat_card_from_hand_nb(cs, side, card, kr)
+        log_event_nb(log, ctr, state, EVENT.COMBAT_CARD, side, area, -1, USE_COMBAT_HAND, card, mod)
+    return mod
+
+
+@njit(cache=True)
+def battles_nb(state, cs, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, log, ctr, block_half,
+               snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
+    """SoE 7.4: fight every battle, smallest first (ties by area index, battles reading E-B1), each
+    with its card decisions (7.41.1–2), losses, retreats, great victory and initiative (battles
+    module). Defend and Withdraw orders are not known to the loop yet (orders module)."""
+    n_areas = state.control.shape[0]
+    areas = np.empty(n_areas, dtype=np.int64)
+    sizes = np.empty(n_areas, dtype=np.int64)
+    att_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
+    def_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
+    rec = np.zeros(N_B, dtype=np.int64)
+    for _guard in range(2 * n_areas + 2):
+        k = find_battles_nb(state, areas, sizes)
+        if k == 0:
+            return
+        area = areas[0]
+        defender = defender_side_nb(state, area)
+        if defender < 0:
+            defender = state.garrison_side[area]
+        attacker = 1 - defender
+        att_mod = _battle_cards_nb(state, cs, kr, attacker, area, policies, rng_policy, rng_chance, log, ctr, cfg,
+                                   att_eff)
+        def_mod = _battle_cards_nb(state, cs, kr, defender, area, policies, rng_policy, rng_chance, log, ctr, cfg,
+                                   def_eff)
+        snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
+        front = m.front[area]
+        ini_side0 = state.initiative_side[front]
+        ini_lvl0 = state.initiative_level[front]
+        vp0 = state.vp[0]
+        resolve_battle_in_state_nb(state, m, cr, area, block_half, False, bnb.WITHDRAW_NONE, att_mod, def_mod,
+                                   att_eff, def_eff, er.max_blocks, er.vp_encirclement, cfg.vp_leader_killed,
+                                   cfg.vp_leader_captured, rec)
+        end_battle_nb(cs, attacker)
+        end_battle_nb(cs, defender)
+        log_event_nb(log, ctr, state, EVENT.BATTLE, attacker, area, -1, -1, rec[B_WINNER], rec[B_FOUGHT])
+        log_event_nb(log, ctr, state, EVENT.BATTLE_LOSSES, attacker, area, -1, rec[B_GREAT_VICTORY],
+                     rec[B_ATT_LOSSES], rec[B_DEF_LOSSES])
+        log_diff_nb(state, log, ctr, CAUSE.BATTLE, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                    destroyed_ever)
+        if state.initiative_side[front] != ini_side0 or state.initiative_level[front] != ini_lvl0:
+            log_event_nb(log, ctr, state, EVENT.INITIATIVE, state.initiative_side[front], front, -1, -1,
+                         state.initiative_level[front], ini_side0)
+        if rec[B_VP_DELTA] != 0:
+            _log_vp_change_nb(state, log, ctr, vp0, CAUSE.BATTLE, area)
+        if ctr[C_ABORT] != ABORT.NONE:
+            return
+    ctr[C_ABORT] = ABORT.LOOP
+
+
+# --------------------------------------------------------------------------------------------------
+# SoE 7.7, 7.71, 7.33, 7.8: end of an operation phase
+
+
+@njit(cache=True)
+def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
+              snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
+    """SoE 7.7, 7.71: supply of every block; out-of-supply losses, eliminations (VP) and garrisons."""
+    enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+                     enemy, src, depot)
+    block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
+                    state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
+                    depot_dist, state.block_in_supply)
+    snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
+    counts = np.zeros((2, N_OOS), dtype=np.int64)
+    oos_vp = np.zeros(1, dtype=np.int64)
+    apply_out_of_supply_nb(state.block_side, state.block_arm, state.block_area, state.block_status, state.block_sp,
+                           state.block_in_supply, state.garrison_side, src, er.vp_out_of_supply, counts, oos_vp)
+    log_diff_nb(state, log, ctr, CAUSE.SUPPLY, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                destroyed_ever)
+    add_vp_nb(state, log, ctr, oos_vp[0], CAUSE.SUPPLY, -1)
+
+
+@njit(cache=True)
+def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
+                snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
+    """SoE 7.33: pull back the latest arrivals of every overstacked area (both sides; Eastern Links
+    exempt), towards friendly depots computed after the supply check."""
+    enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+                     enemy, src, depot)
+    insup = state.block_in_supply.copy()  # block_supply_nb also writes per-block supply: keep 7.7's result
+    block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
+                    state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
+                    depot_dist, insup)
+    nbk = state.block_side.shape[0]
+    dest = np.empty(nbk, dtype=np.int64)
+    cnt = np.zeros(2, dtype=np.int64)
+    snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
+    for s in range(2):
+        overstack_pullback_nb(m.adj_indptr, m.adj_indices, m.eastern_link, enemy[s], depot_dist[s],
+                              state.block_side, state.block_area, state.block_status, state.block_sp,
+                              state.block_prev_area, state.block_arrival, s, er.max_blocks, dest, cnt)
+    log_diff_nb(state, log, ctr, CAUSE.STACKING, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                destroyed_ever)
+
+
+@njit(cache=True)
+def control_nb(state, m, log, ctr):
+    """SoE 1.3, 7.8: control of every area and the VP of key cities changing hands."""
+    old = state.control.copy()
+    out = np.zeros(1, dtype=np.int64)
+    update_control_nb(m.garrison, m.eastern_link, m.vp, state.block_side, state.block_area, state.block_status,
+                      state.garrison_side, state.control, out)
+    for i in range(old.shape[0]):
+        if old[i] != state.control[i] and m.garrison[i]:
+            log_event_nb(log, ctr, state, EVENT.CONTROL, state.control[i], i, -1, -1, old[i], m.vp[i])
+    add_vp_nb(state, log, ctr, out[0], CAUSE.CONTROL, -1)
+
+
+@njit(cache=True)
+def immediate_victory_nb(state, cfg):
+    """Index of the first ``[[victory.immediate]]`` condition met, -1 if none."""
+    for t in range(cfg.imm_kind.shape[0]):
+        s = cfg.imm_side[t]
+        if cfg.imm_kind[t] == IMMEDIATE_CAPTURE_AREA:
+            a = cfg.imm_area[t]
+            if a >= 0 and state.control[a] == s:
+                return t
+        elif cfg.imm_kind[t] == IMMEDIATE_VP_AT_LEAST:
+            if side_sign_nb(s) * state.vp[0] >= cfg.imm_value[t]:
+                return t
+    return -1
+
+
+# --------------------------------------------------------------------------------------------------
+# SoE 8.0–8.5: reinforcement phase
+
+
+@njit(cache=True)
+def reinforcement_phase_nb(state, m, er, rr, cfg, policies, rng_policy, log, ctr, blocks, enemy, src, depot,
+                           depot_dist):
+    """SoE 8.0: garrisons (8.1), then per side (Poles first, G6) combines (8.2), then strengthening
+    and building (8.3, 8.31, 8.4) from each strategic city's cubes (8.5, city index order) and then
+    from the saved cubes, one decision per cube spent until the side passes."""
+    n_areas = state.control.shape[0]
+    nbk = state.block_side.shape[0]
+    enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+                     enemy, src, depot)
+    block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
+                    state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
+                    depot_dist, state.block_in_supply)
+    front_line = np.zeros((2, n_areas), dtype=np.bool_)
+    front_line_nb(m.adj_indptr, m.adj_indices, enemy, state.control, front_line)
+    # 8.1 garrisons ("may": one decision per eligible city)
+    elig = np.zeros((2, n_areas), dtype=np.bool_)
+    garrison_replacement_nb(m.garrison, state.block_side, state.block_area, state.block_status, state.garrison_side,
+                            src, elig)
+    want = np.zeros((2, n_areas), dtype=np.bool_)
+    for s in range(2):
+        for i in range(n_areas):
+            if elig[s, i]:
+                want[s, i] = decide_nb(policies, s, DECISION.GARRISON, 2, rng_policy, ctr, cfg) == 0
+    placed = np.zeros((2, n_areas), dtype=np.bool_)
+    replace_garrisons_nb(m.garrison, state.block_side, state.block_area, state.block_status, state.garrison_side,
+                         src, want, placed)
+    for s in range(2):
+        for i in range(n_areas):
+            if placed[s, i]:
+                log_event_nb(log, ctr, state, EVENT.GARRISON_PLACED, s, i, -1, -1, 0, CAUSE.REINFORCEMENT)
+    gained = np.zeros((2, n_areas), dtype=np.int32)
+    built = np.zeros(nbk, dtype=np.bool_)
+    comb = np.zeros((nbk, nbk), dtype=np.bool_)
+    smask = np.zeros(nbk, dtype=np.bool_)
+    bmask = np.zeros((nbk, n_areas), dtype=np.bool_)
+    strat = np.zeros((n_areas, 3), dtype=np.int64)
+    pool = np.zeros(3, dtype=np.int64)
+    for s in range(2):
+        # 8.2 combine
+        for _it in range(nbk + 1):
+            k = legal_combines_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
+                                  state.block_area, state.block_status, state.block_sp, state.block_max_sp,
+                                  cfg.nation_active, comb)
+            if k == 0:
+                break
+            j = decide_nb(policies, s, DECISION.COMBINE, k + 1, rng_policy, ctr, cfg)
+            if j == 0:
+                break
+            t = 0
+            dd = -1
+            bb = -1
+            for d in range(nbk):
+                for b in range(nbk):
+                    if comb[d, b]:
+                        t += 1
+                        if t == j:
+                            dd = d
+                            bb = b
+            area = state.block_area[dd]
+            if apply_combine_nb(s, dd, bb, state.block_side, state.block_arm, state.block_class, state.block_nation,
+                                state.block_area, state.block_status, state.block_sp, state.block_max_sp,
+                                state.block_prev_area, state.block_arrival, state.block_in_supply,
+                                cfg.nation_active):
+                log_event_nb(log, ctr, state, EVENT.COMBINE, s, area, -1, dd, bb, state.block_sp[dd])
+        # 8.3–8.5 pools: strategic cities, then the saved cubes
+        strategic_cubes_nb(m.strategic_cubes, state.control, depot, s, cfg.kaunas, False, strat)
+        for pi in range(n_areas + 1):
+            if pi < n_areas:
+                if strat[pi, 0] + strat[pi, 1] + strat[pi, 2] == 0:
+                    continue
+                for q in range(3):
+                    pool[q] = strat[pi, q]
+                p_area = pi
+                p_front = m.front[pi]
+                p_nation = LITHUANIAN if pi == cfg.kaunas else -1  # Kaunas: Lithuanian blocks only (8.5)
+            else:
+                for q in range(3):
+                    pool[q] = state.cubes[s, q]
+                p_area = -1
+                p_front = -1
+                p_nation = -1
+            for _it in range(64 * nbk):
+                k1 = legal_strengthen_nb(s, state.block_side, state.block_arm, state.block_nation, state.block_area,
+                                         state.block_status, state.block_sp, state.block_max_sp,
+                                         state.block_in_supply, built, cfg.nation_active, m.front, front_line,
+                                         gained, rr, pool, p_front, p_nation, smask)
+                k2 = legal_builds_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
+                                     state.block_area, state.block_status, cfg.nation_active, cfg.nation_area_ok,
+                                     m.eastern_link, depot, enemy, rr, pool, p_area, p_nation, bmask)
+                if k1 + k2 == 0:
+                    break
+                j = decide_nb(policies, s, DECISION.REINFORCE, 1 + k1 + k2, rng_policy, ctr, cfg)
+                if j == 0:
+                    break
+                j -= 1
+                if j < k1:
+                    t = -1
+                    for b in range(nbk):
+                        if smask[b]:
+                            t += 1
+                            if t == j:
+                                apply_strengthen_nb(s, b, state.block_side, state.block_arm, state.block_nation,
+                                                    state.block_area, state.block_status, state.block_sp,
+                                                    state.block_max_sp, state.block_in_supply, built,
+                                                    cfg.nation_active, m.front, front_line, gained, rr, pool,
+                                                    p_front, p_nation)
+                                log_event_nb(log, ctr, state, EVENT.STRENGTHEN, s, state.block_area[b], -1, b,
+                                             state.block_sp[b], p_area)
+                                break
+                else:
+                    j -= k1
+                    t = -1
+                    done = False
+                    for b in range(nbk):
+                        if done:
+                            break
+                        for a in range(n_areas):
+                            if bmask[b, a]:
+                                t += 1
+                                if t == j:
+                                    apply_build_nb(s, b, a, state.block_side, state.block_arm, state.block_class,
+                                                   state.block_nation, state.block_area, state.block_status,
+                                                   state.block_sp, state.block_prev_area, state.block_arrival,
+                                                   state.block_in_supply, built, cfg.nation_active,
+                                                   cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool,
+                                                   p_area, p_nation)
+                                    log_event_nb(log, ctr, state, EVENT.BUILD, s, a, -1, b, state.block_sp[b],
+                                                 p_area)
+                                    done = True
+                                    break
+            if pi == n_areas:
+                for q in range(3):
+                    state.cubes[s, q] = pool[q]  # saved cubes stay for the next round (8.4)
+            else:
+                left = pool[0] + pool[1] + pool[2]
+                if left > 0:
+                    log_event_nb(log, ctr, state, EVENT.CUBES_DROPPED, s, pi, -1, -1, left, 0)
+
+
+# --------------------------------------------------------------------------------------------------
+# End of the scenario
+
+
+@njit(cache=True)
+def _holds_nb(state, m, side, area):
+    """A key city is held by its controller (SoE 1.3); any other area when no enemy block is in it."""
+    if m.garrison[area]:
+        return state.control[area] == side
+    for b in range(state.block_side.shape[0]):
+        if (state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area
+                and state.block_side[b] == 1 - side):
+            return False
+    return True
+
+
+@njit(cache=True)
+def score_objectives_nb(state, m, cfg, destroyed_ever, log, ctr):
+    """Scenario ``[[objective]]`` VP at the end: ``hold_area`` / ``capture_area`` when the side holds
+    every listed area; ``eliminate_blocks``: ``vp`` per listed block destroyed or eliminated at any
+    time during the scenario."""
+    n_areas = state.control.shape[0]
+    for o in range(cfg.obj_kind.shape[0]):
+        s = cfg.obj_side[o]
+        kind = cfg.obj_kind[o]
+        vp = 0
+        ok = False
+        if kind == OBJECTIVE_HOLD_AREA or kind == OBJECTIVE_CAPTURE_AREA:
+            ok = True
+            any_area = False
+            for a in range(n_areas):
+                if cfg.obj_areas[o, a]:
+                    any_area = True
+                    if not _holds_nb(state, m, s, a):
+                        ok = False
+            ok = ok and any_area
+            if ok:
+                vp = cfg.obj_vp[o]
+        elif kind == OBJECTIVE_ELIMINATE_BLOCKS:
+            for b in range(destroyed_ever.shape[0]):
+                if cfg.obj_blocks[o, b] and destroyed_ever[b]:
+                    vp += cfg.obj_vp[o]
+            ok = vp > 0
+        log_event_nb(log, ctr, state, EVENT.OBJECTIVE, s, -1, -1, 1 if ok else 0, vp, o)
+        add_vp_nb(state, log, ctr, side_sign_nb(s) * vp, CAUSE.OBJECTIVE, -1)
+
+
+# --------------------------------------------------------------------------------------------------
+# Invariants (the fuzzer)
+
+
+@njit(cache=True)
+def check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
+    """First violated invariant (``VIOLATION.*``), 0 when all hold. Called at the end of a phase."""
+    nbk = state.block_side.shape[0]
+    n_areas = state.control.shape[0]
+    cnt = np.zeros((2, n_areas), dtype=np.int64)
+    for b in range(nbk):
+        on = state.block_status[b] == STATUS.ON_MAP
+        a = state.block_area[b]
+        if on != (a >= 0) or a >= n_areas:
+            return VIOLATION.PLACEMENT
+        if on:
+            if state.block_sp[b] < 1 or state.block_sp[b] > state.block_max_sp[b]:
+                return VIOLATION.SP_RANGE
+            cnt[state.block_side[b], a] += 1
+        if elim_ever[b] and state.block_status[b] != STATUS.ELIMINATED_PERMANENT:
+            return VIOLATION.ELIMINATED_RETURNED
+    for i in range(n_areas):
+        if not m.eastern_link[i]:
+            if cnt[0, i] > er.max_blocks or cnt[1, i] > er.max_blocks:
+                return VIOLATION.STACKING
+        g = state.garrison_side[i]
+        if (cnt[0, i] > 0 and cnt[1, i] > 0) or (g >= 0 and cnt[1 - g, i] > 0):
+            return VIOLATION.UNRESOLVED_BATTLE
+    counts = np.zeros(N_LOCATIONS, dtype=np.int64)
+    for s in range(2):
+        if not card_counts_nb(cs, s, counts):
+            return VIOLATION.CARDS
+        t = 0
+        for q in range(N_LOCATIONS):
+            t += counts[q]
+        if t != cs.location.shape[1] or counts[IN_PLAY] != 0:
+            return VIOLATION.CARDS
+    if state.vp[0] != vp_start + vp_event_sum_nb(log, ctr[C_EVENTS]):
+        return VIOLATION.VP_TRACK
+    return VIOLATION.NONE
+
+
+@njit(cache=True)
+def _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
+    ctr[C_PHASES] += 1
+    if cfg.check_invariants and ctr[C_ABORT] != ABORT.LOG_FULL:
+        v = check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever)
+        if v != VIOLATION.NONE:
+            if ctr[C_VIOLATIONS] == 0:
+                ctr[C_VIOL_CODE] = v
+                ctr[C_VIOL_STEP] = ctr[C_STEPS]
+                ctr[C_VIOL_ROUND] = state.round[0]
+                ctr[C_VIOL_PHASE] = state.phase[0]
+            ctr[C_VIOLATIONS] += 1
+
+
+# --------------------------------------------------------------------------------------------------
+# The round loop
+
+
+@njit(cache=True)
+def play_game_nb(state, cs, m, cr, er, kr, rr, cfg, policies, rng_chance, rng_policy, log, ctr, out):
+    """Play ``state`` / ``cs`` (changed in place) from the scenario's start to its end (SoE 5.0).
+
+    Sequence (docs/engine-design.md): both draw piles are shuffled (chance stream) and each side
+    draws a first hand (G1); then, from ``(state.round, state.phase)`` to ``state.end``: replenish
+    (6.0), operation phases (7.0–7.9) and the reinforcement phase (8.0), with the immediate-victory
+    check after every operation phase; at the end the objectives are scored and the VP track
+    decides (SoE 7.8). ``out`` (N_RES,) int64 receives the result row; returns the outcome.
+    """
+    n_areas = state.control.shape[0]
+    nbk = state.block_side.shape[0]
+    ctr[:] = 0
+    vp_start = np.int64(state.vp[0])
+    elim_ever = np.zeros(nbk, dtype=np.bool_)
+    destroyed_ever = np.zeros(nbk, dtype=np.bool_)
+    for b in range(nbk):
+        if state.block_status[b] == STATUS.ELIMINATED_PERMANENT:
+            elim_ever[b] = True
+    condition_met = np.zeros(max(cfg.n_conditions, 1), dtype=np.bool_)
+    block_half = np.zeros(nbk, dtype=np.bool_)
+    extra_orders = np.zeros((2, 2), dtype=np.int64)
+    blocks = np.zeros((2, n_areas), dtype=np.int32)
+    enemy = np.zeros((2, n_areas), dtype=np.bool_)
+    src = np.zeros((2, n_areas), dtype=np.int32)
+    depot = np.zeros((2, n_areas), dtype=np.bool_)
+    depot_dist = np.zeros((2, n_areas), dtype=np.int32)
+    snap_status = np.empty(nbk, dtype=state.block_status.dtype)
+    snap_area = np.empty(nbk, dtype=state.block_area.dtype)
+    snap_sp = np.empty(nbk, dtype=state.block_sp.dtype)
+    snap_garrison = np.empty(n_areas, dtype=state.garrison_side.dtype)
+    n_op = er.operation_phases
+    start_round = state.round[0]
+
+    log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
+    for s in range(2):
+        shuffle_draw_pile_nb(cs, s, rng_chance)
+    replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg)  # G1
+
+    outcome = OUTCOME.FINISHED
+    winner = -1
+    imm = -1
+    for _phase_no in range(cfg.max_phases + 1):
+        if _phase_no == cfg.max_phases:
+            ctr[C_ABORT] = ABORT.PHASES
+            break
+        r = state.round[0]
+        p = state.phase[0]
+        ctr[C_PHASE_STEP0] = ctr[C_STEPS]
+        log_event_nb(log, ctr, state, EVENT.PHASE_START, -1, -1, -1, -1, r, p)
+        if p == PHASE_REPLENISH:
+            log_event_nb(log, ctr, state, EVENT.ROUND_START, -1, -1, -1, -1, r, 0)
+            replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg)
+        elif p == PHASE_REINFORCEMENT:
+            if cfg.no_reinforcement_phase:
+                log_event_nb(log, ctr, state, EVENT.PHASE_SKIPPED, -1, -1, -1, -1, 1, 0)
+            else:
+                snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
+                arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot)
+                reinforcement_phase_nb(state, m, er, rr, cfg, policies, rng_policy, log, ctr, blocks, enemy, src,
+                                       depot, depot_dist)
+                for b in range(nbk):  # keep the trackers (nothing is destroyed here)
+                    if state.block_status[b] == STATUS.ELIMINATED_PERMANENT:
+                        elim_ever[b] = True
+        else:
+            # --- operation phase (SoE 7.0) -------------------------------------------------------
+            reset_phase_flags_nb(state)
+            block_half[:] = False
+            extra_orders[:, :] = 0
+            if cfg.two_front:
+                for s in range(2):  # SoE 10.1
+                    drawn, must = two_front_extra_draw_nb(cs, s, p, kr, rng_chance)
+                    if drawn > 0 or must > 0:
+                        log_event_nb(log, ctr, state, EVENT.CARDS_DRAWN, s, -1, -1, -1, drawn, must)
+                        discard_down_nb(state, cs, s, must, policies, rng_policy, log, ctr, cfg)
+            arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr)
+            arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot)
+            card_play_nb(state, cs, policies, rng_policy, log, ctr, cfg, extra_orders)
+            # orders (7.2), execution (7.3), reorganize (7.5), rail (7.6): orders module (G2)
+            battles_nb(state, cs, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, log, ctr, block_half,
+                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
+            supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
+                      snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
+            stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
+                        snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
+            control_nb(state, m, log, ctr)
+            imm = immediate_victory_nb(state, cfg)
+        _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever)
+        if ctr[C_ABORT] != ABORT.NONE:
+            break
+        if imm >= 0:
+            outcome = OUTCOME.IMMEDIATE_VICTORY
+            winner = cfg.imm_side[imm]
+            log_event_nb(log, ctr, state, EVENT.IMMEDIATE_VICTORY, winner, -1, -1, -1, imm, 0)
+            break
+        if r == state.end[0] and p == state.end[1]:
+            break
+        if p == PHASE_REPLENISH:
+            state.phase[0] = 1
+        elif p == PHASE_REINFORCEMENT:
+            state.round[0] = r + 1
+            state.phase[0] = PHASE_REPLENISH
+        elif p >= n_op:
+            state.phase[0] = PHASE_REINFORCEMENT
+        else:
+            state.phase[0] = p + 1
+
+    if ctr[C_ABORT] != ABORT.NONE:
+        outcome = OUTCOME.ABORTED
+        winner = -1
+        reason = ctr[C_ABORT]
+        ctr[C_ABORT] = ABORT.NONE  # let the last events through if there is room
+        log_event_nb(log, ctr, state, EVENT.ABORT, -1, -1, -1, -1, reason, 0)
+        ctr[C_ABORT] = reason
+    elif outcome == OUTCOME.FINISHED:
+        score_objectives_nb(state, m, cfg, destroyed_ever, log, ctr)
+        v = state.vp[0]
+        winner = SIDE.POLISH if v > 0 else (SIDE.SOVIET if v < 0 else -1)
+    log_event_nb(log, ctr, state, EVENT.GAME_END, winner, -1, -1, -1, outcome, state.vp[0])
+    if cfg.check_invariants and ctr[C_ABORT] != ABORT.LOG_FULL:
+        v2 = check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever)
+        if v2 != VIOLATION.NONE:
+            if ctr[C_VIOLATIONS] == 0:
+                ctr[C_VIOL_CODE] = v2
+                ctr[C_VIOL_STEP] = ctr[C_STEPS]
+                ctr[C_VIOL_ROUND] = state.round[0]
+                ctr[C_VIOL_PHASE] = state.phase[0]
+            ctr[C_VIOLATIONS] += 1
+    out[R_OUTCOME] = outcome
+    out[R_WINNER] = winner
+    out[R_VP] = state.vp[0]
+    out[R_ROUNDS] = state.round[0] - start_round + 1
+    out[R_STEPS] = ctr[C_STEPS]
+    out[R_EVENTS] = ctr[C_EVENTS]
+    out[R_ABORT] = ctr[C_ABORT]
+    out[R_VIOLATIONS] = ctr[C_VIOLATIONS]
+    out[R_VIOL_CODE] = ctr[C_VIOL_CODE]
+    out[R_VIOL_STEP] = ctr[C_VIOL_STEP]
+    out[R_VIOL_ROUND] = ctr[C_VIOL_ROUND]
+    out[R_VIOL_PHASE] = ctr[C_VIOL_PHASE]
+    out[R_PHASES] = ctr[C_PHASES]
+    out[R_LAST_ROUND] = state.round[0]
+    out[R_LAST_PHASE] = state.phase[0]
+    return outcome
+
+
+# --------------------------------------------------------------------------------------------------
+# Many games in parallel
+
+
+@njit(cache=True)
+def copy_state_nb(st):
+    """A deep copy of a GameState inside numba (field order of the NamedTuple)."""
+    return type(st)(st.block_roster.copy(), st.block_side.copy(), st.block_arm.copy(), st.block_class.copy(),
+                    st.block_nation.copy(), st.block_max_sp.copy(), st.block_sp.copy(), st.block_area.copy(),
+                    st.block_status.copy(), st.block_prev_area.copy(), st.block_arrival.copy(),
+                    st.block_in_supply.copy(), st.block_arrive_round.copy(), st.block_arrive_phase.copy(),
+                    st.block_arrive_area.copy(), st.block_arrive_sp.copy(), st.block_arrive_condition.copy(),
+                    st.garrison_side.copy(), st.control.copy(), st.round.copy(), st.phase.copy(), st.end.copy(),
+                    st.vp.copy(), st.initiative_side.copy(), st.initiative_level.copy(), st.cubes.copy())
+
+
+@njit(cache=True)
+def copy_cards_nb(c):
+    """A deep copy of a CardState inside numba (field order of the NamedTuple)."""
+    return type(c)(c.location.copy(), c.use.copy(), c.pile.copy(), c.pile_top.copy(), c.pile_len.copy(),
+                   c.orders.copy(), c.combat_modifier.copy(), c.cubes.copy(), c.event_kind.copy(), c.front.copy(),
+                   c.remove_after_event.copy(), c.battle_effect.copy())
+
+
+@njit(cache=True, parallel=True)
+def play_games_nb(state0, cs0, m, cr, er, kr, rr, cfg, policies, seeds, log_capacity, out):
+    """Play ``seeds.shape[0]`` games from the same start (``state0``, ``cs0`` unchanged).
+
+    ``seeds`` (n_games, 3) uint64: chance, Polish policy and Soviet policy stream seeds of each game.
+    Each game depends only on its own row, so results are identical at any thread count.
+    ``out`` (n_games, N_RES) int64.
+    """
+    n = seeds.shape[0]
+    for g in prange(n):
+        st = copy_state_nb(state0)
+        cs = copy_cards_nb(cs0)
+        rng_chance = seeds[g, 0:1].copy()
+        rng_policy = seeds[g, 1:3].copy()
+        log = np.zeros(log_capacity, dtype=EVENT_DTYPE)
+        ctr = np.zeros(N_CTR, dtype=np.int64)
+        play_game_nb(st, cs, m, cr, er, kr, rr, cfg, policies, rng_chance, rng_policy, log, ctr, out[g])

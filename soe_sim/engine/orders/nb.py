@@ -1,0 +1,1132 @@
+"""Numba kernels of orders: placement (SoE 7.2, 7.11, 7.71), execution of Forced March / Recon /
+Move / Withdraw (7.3, 7.31, 7.32, 7.33), Defend (7.2), Reorganize (7.5), Rail Transport (7.6),
+detachments (2.2), per-phase block flags and hidden information.
+
+Readings of ambiguous text: docs/rules.md "Engine: orders and movement" (O1…).
+
+Layout (like :mod:`soe_sim.engine.nb`): every kernel is ``@njit(cache=True)``, takes the
+:class:`~soe_sim.engine.state.GameState` ``state``, the :class:`~soe_sim.engine.orders.OrderState`
+``orders`` (both updated in place), the :class:`~soe_sim.data.map.MapArrays` ``map_arrays``, the
+:class:`~soe_sim.engine.orders.OrderRules` ``orules`` and scalars, and fills caller-allocated
+``out`` arrays. Decisions come as ``legal_*_nb`` (fill option rows, return how many) /
+``apply_*_nb`` pairs (docs/engine-design.md "Decisions").
+
+Option rows
+-----------
+* :func:`legal_orders_nb` → ``out_type[k]`` (an order type code, or :data:`NO_ORDER` = "place no
+  more orders on this front") and ``out_area[k]`` (area index, ``-1`` for the pass row).
+* :func:`legal_moves_nb` → ``out_block[k]``, ``out_dest[k]`` (destination area), ``out_via[k]``
+  (the neighbour of the destination the block enters from: its attack direction / supporting
+  direction, stored in ``block_prev_area``), ``out_detach[k]`` (SP left behind as a detached
+  brigade, 0 = none; SoE 2.2).
+* :func:`legal_rail_nb` → ``out_block[k]``, ``out_dest[k]``.
+* :func:`legal_reorganize_nb` → ``out_block[k]``.
+Rows are in ascending (block, destination, via, detach) order.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from soe_sim.data.enums import ARM, LINK, UnitClass
+from soe_sim.engine.nb import (
+    UNREACHED,
+    block_supply_nb,
+    enemy_presence_nb,
+    enterable_nb,
+    reachable_nb,
+    retreat_targets_nb,
+    side_sign_nb,
+    supply_depots_nb,
+    vp_add_nb,
+)
+from soe_sim.engine.state import STATUS
+
+# --- order types (SoE 7.2; execution order of 7.3) ---------------------------------------------
+FORCED_MARCH_TO = 0
+FORCED_MARCH_OUT = 1
+RECON = 2
+MOVE_TO = 3
+MOVE_OUT = 4
+WITHDRAW = 5
+DEFEND = 6
+REORGANIZE = 7
+RAIL_TRANSPORT = 8
+N_ORDER_TYPES = 9
+NO_ORDER = -1  # legal_orders_nb pass row / place_order_nb result for a pass
+
+# --- order status -------------------------------------------------------------------------------
+PLACED = 0
+EXECUTED = 1
+REMOVED = 2  # unfulfilled (SoE 7.3), returned to the pool
+
+
+class _OrderTypeC(NamedTuple):
+    FORCED_MARCH_TO: int = FORCED_MARCH_TO
+    FORCED_MARCH_OUT: int = FORCED_MARCH_OUT
+    RECON: int = RECON
+    MOVE_TO: int = MOVE_TO
+    MOVE_OUT: int = MOVE_OUT
+    WITHDRAW: int = WITHDRAW
+    DEFEND: int = DEFEND
+    REORGANIZE: int = REORGANIZE
+    RAIL_TRANSPORT: int = RAIL_TRANSPORT
+
+
+class _OrderStatusC(NamedTuple):
+    PLACED: int = PLACED
+    EXECUTED: int = EXECUTED
+    REMOVED: int = REMOVED
+
+
+ORDER = _OrderTypeC()
+"""Numba mirror of :class:`~soe_sim.engine.orders.OrderType`."""
+ORDER_STATUS = _OrderStatusC()
+"""Numba mirror of :class:`~soe_sim.engine.orders.OrderStatus`."""
+
+# apply_move_nb out_info columns
+MI_PINNED = 0  # enemy block pinned by this move (-1 none; SoE 7.32)
+MI_BRIGADE = 1  # brigade detached by this move (-1 none; SoE 2.2)
+N_MOVE_INFO = 2
+
+# execute_withdraw_nb out_info columns
+WI_MOVED = 0  # blocks that withdrew
+WI_LOSS_BLOCK = 1  # block that lost the withdrawal SP (-1 none)
+WI_DESTROYED = 2  # 1 if that loss destroyed it
+WI_VP = 3  # signed VP change (a leader destroyed; + Polish), already applied to state.vp
+N_WITHDRAW_INFO = 4
+
+# withdraw modes (same codes as soe_sim.battle.nb.WITHDRAW_*)
+WD_NONE = 0
+WD_OK = 1
+WD_BLOCKED = 2
+
+_DIVISION = int(UnitClass.DIVISION)
+_BRIGADE = int(UnitClass.BRIGADE)
+
+
+# =================================================================================================
+# small helpers
+
+
+@njit(cache=True)
+def is_move_type_nb(t):
+    return t == FORCED_MARCH_TO or t == FORCED_MARCH_OUT or t == MOVE_TO or t == MOVE_OUT
+
+
+@njit(cache=True)
+def is_forced_nb(t):
+    return t == FORCED_MARCH_TO or t == FORCED_MARCH_OUT
+
+
+@njit(cache=True)
+def is_to_type_nb(t):
+    return t == FORCED_MARCH_TO or t == MOVE_TO
+
+
+@njit(cache=True)
+def is_area_bound_nb(t):
+    """Orders that need a block to stay in their area until after the moves (O7)."""
+    return t == WITHDRAW or t == DEFEND or t == REORGANIZE or t == RAIL_TRANSPORT
+
+
+@njit(cache=True)
+def allowance_nb(orules, arm, forced):
+    """Areas a block may move (SoE 2.0, 7.2, 7.31, 9.0: leaders move as cavalry)."""
+    if arm == ARM.INFANTRY:
+        return orules.forced_infantry if forced else orules.move_infantry
+    if arm == ARM.CAVALRY:
+        return orules.forced_cavalry if forced else orules.move_cavalry
+    return orules.forced_leader if forced else orules.move_leader
+
+
+@njit(cache=True)
+def presence_nb(state, out_cnt, out_enemy):
+    enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
+                      out_cnt, out_enemy)
+
+
+@njit(cache=True)
+def edge_blocked_nb(state, map_arrays, side, cnt, out):
+    """Links closed to ``side`` by incoming enemy blocks (SoE 7.31, 7.32; reading O5).
+
+    An enemy block that entered a contested area ``u`` (``u`` holds blocks or the garrison of
+    ``side``) stands on the road from ``block_prev_area``: that link is closed in both directions.
+    ``out`` (n_edges,) bool, indexed like ``adj_indices``.
+    """
+    ip = map_arrays.adj_indptr
+    ix = map_arrays.adj_indices
+    out[:] = False
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != 1 - side:
+            continue
+        u = state.block_area[b]
+        v = state.block_prev_area[b]
+        if u < 0 or v < 0 or u == v:
+            continue
+        if cnt[side, u] == 0 and state.garrison_side[u] != side:
+            continue
+        for e in range(ip[u], ip[u + 1]):
+            if ix[e] == v:
+                out[e] = True
+        for e in range(ip[v], ip[v + 1]):
+            if ix[e] == u:
+                out[e] = True
+
+
+@njit(cache=True)
+def _edge_index(map_arrays, u, v):
+    for e in range(map_arrays.adj_indptr[u], map_arrays.adj_indptr[u + 1]):
+        if map_arrays.adj_indices[e] == v:
+            return e
+    return -1
+
+
+@njit(cache=True)
+def _pending_area_orders(orders, side, area):
+    k = 0
+    for o in range(orders.n_orders[0]):
+        if (orders.order_side[o] == side and orders.order_area[o] == area
+                and orders.order_status[o] == PLACED and is_area_bound_nb(orders.order_type[o])):
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _unmoved_count(state, side, area):
+    k = 0
+    for b in range(state.block_side.shape[0]):
+        if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
+                and state.block_area[b] == area and state.block_prev_area[b] < 0):
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _link_count(state, side, area, via):
+    k = 0
+    for b in range(state.block_side.shape[0]):
+        if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
+                and state.block_area[b] == area and state.block_prev_area[b] == via):
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _pool_brigade(state, b, sp):
+    """A force-pool brigade of ``b``'s side, nation and arm that can hold ``sp`` (SoE 2.2; O10)."""
+    for r in range(state.block_side.shape[0]):
+        st = state.block_status[r]
+        if st != STATUS.FORCE_POOL and st != STATUS.DESTROYED_TO_POOL:
+            continue
+        if (state.block_class[r] == _BRIGADE and state.block_side[r] == state.block_side[b]
+                and state.block_nation[r] == state.block_nation[b] and state.block_arm[r] == state.block_arm[b]
+                and state.block_max_sp[r] >= sp):
+            return r
+    return -1
+
+
+@njit(cache=True)
+def max_detach_nb(state, orules, b):
+    """Largest detachment a block may leave behind (0: none; SoE 2.2)."""
+    if not orules.detachments or state.block_class[b] != _DIVISION:
+        return 0
+    m = min(orules.detachment_max_sp, state.block_sp[b] - 1)
+    while m > 0 and _pool_brigade(state, b, m) < 0:
+        m -= 1
+    return max(m, 0)
+
+
+# =================================================================================================
+# phase reset, hidden information, battle helpers
+
+
+@njit(cache=True)
+def reset_phase_nb(state, orders, keep_seen):
+    """Start of an operation phase (SoE 7.0): no orders, cleared block flags, every block's
+    ``block_prev_area = -1`` and ``block_arrival = 0``. Each side sees its own blocks; enemy blocks
+    stay seen only with ``keep_seen`` (reading O11)."""
+    orders.n_orders[0] = 0
+    orders.arrival[0] = 0
+    orders.order_side[:] = -1
+    orders.order_front[:] = -1
+    orders.order_type[:] = NO_ORDER
+    orders.order_area[:] = -1
+    orders.order_status[:] = REMOVED
+    orders.order_executed[:] = 0
+    orders.order_block[:] = -1
+    orders.pool_used[:, :] = 0
+    orders.placed[:, :] = 0
+    orders.recon_placed[:, :] = 0
+    nbk = state.block_side.shape[0]
+    for b in range(nbk):
+        state.block_prev_area[b] = -1
+        state.block_arrival[b] = 0
+        orders.executed[b] = False
+        orders.block_order[b] = -1
+        orders.forced_march[b] = False
+        orders.reorganizing[b] = False
+        orders.pinned[b] = False
+        orders.moved[b] = False
+        orders.rail_moved[b] = False
+        orders.fought[b] = False
+        orders.detached[b] = False
+        s = state.block_side[b]
+        orders.seen[s, b] = True
+        if not keep_seen:
+            orders.seen[1 - s, b] = False
+
+
+@njit(cache=True)
+def mark_battle_nb(state, orders, area):
+    """Call before resolving the battle in ``area``: its blocks have fought (no rail transport
+    afterwards, SoE 7.6) and are revealed to both sides (SoE 7.41.3)."""
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area:
+            orders.fought[b] = True
+            orders.seen[0, b] = True
+            orders.seen[1, b] = True
+
+
+@njit(cache=True)
+def block_half_nb(orders, out):
+    """``out[b]``: block fights at half strength (forced march or reorganizing, SoE 7.2)."""
+    for b in range(out.shape[0]):
+        out[b] = orders.forced_march[b] or orders.reorganizing[b]
+
+
+# =================================================================================================
+# placement (SoE 7.2, 7.11, 7.71)
+
+
+@njit(cache=True)
+def _can_place_exec(state, orules, t, i, b, side, dist_from, has_dest, has_rail):
+    """Could block ``b`` execute an order of type ``t`` on area ``i`` (placement time)?"""
+    if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != side:
+        return False
+    a = state.block_area[b]
+    if a < 0:
+        return False
+    sup = state.block_in_supply[b]
+    if t == FORCED_MARCH_TO or t == MOVE_TO:
+        if a == i or not sup:  # SoE 7.2: Move To / forced marches need supply at the phase start
+            return False
+        d = dist_from[a, i]
+        return d != UNREACHED and d <= allowance_nb(orules, state.block_arm[b], t == FORCED_MARCH_TO)
+    if a != i:
+        return False
+    if t == FORCED_MARCH_OUT:
+        return sup and has_dest[a]
+    if t == MOVE_OUT:
+        return has_dest[a]  # SoE 7.2: Move Out blocks need not be in supply
+    if t == WITHDRAW or t == DEFEND:
+        return True
+    if t == REORGANIZE:
+        return sup and state.block_sp[b] < state.block_max_sp[b]
+    if t == RAIL_TRANSPORT:
+        return sup and has_rail[a]
+    return False
+
+
+@njit(cache=True)
+def _augment(state, orules, side, slot_type, slot_area, start_slot, match_block, match_slot,
+             blocks, n_blocks_side, dist_from, has_dest, has_rail):
+    """Find an augmenting path from order ``start_slot`` (bipartite matching orders ↔ blocks; each
+    placed order needs its own executing block, SoE 7.2 "Multiple Orders", reading O2)."""
+    nbk = state.block_side.shape[0]
+    # fast path: a capable free block
+    for q in range(n_blocks_side):
+        b = blocks[q]
+        if match_block[b] < 0 and _can_place_exec(state, orules, slot_type[start_slot], slot_area[start_slot],
+                                                  b, side, dist_from, has_dest, has_rail):
+            match_block[b] = start_slot
+            match_slot[start_slot] = b
+            return True
+    visited = np.zeros(nbk, dtype=np.bool_)
+    from_slot = np.full(nbk, -1, dtype=np.int64)
+    queue = np.empty(slot_type.shape[0] + 1, dtype=np.int64)
+    queue[0] = start_slot
+    head = 0
+    tail = 1
+    while head < tail:
+        o = queue[head]
+        head += 1
+        for q in range(n_blocks_side):
+            b = blocks[q]
+            if visited[b]:
+                continue
+            if not _can_place_exec(state, orules, slot_type[o], slot_area[o], b, side, dist_from, has_dest,
+                                   has_rail):
+                continue
+            visited[b] = True
+            from_slot[b] = o
+            if match_block[b] < 0:
+                cur = b
+                while True:
+                    o2 = from_slot[cur]
+                    prev = match_slot[o2]
+                    match_slot[o2] = cur
+                    match_block[cur] = o2
+                    if o2 == start_slot:
+                        return True
+                    cur = prev
+            elif tail < queue.shape[0]:
+                queue[tail] = match_block[b]
+                tail += 1
+    return False
+
+
+@njit(cache=True)
+def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allowed, out_type, out_area):
+    """Orders ``side`` may place next on ``front`` (SoE 7.2, 7.11, 7.71).
+
+    ``orders_allowed``: orders of this side on this front this phase (``base_orders_per_front`` +
+    the card's orders, SoE 7.11). Rows ``(out_type[k], out_area[k])`` for every area of the front
+    (``map_arrays.front == front``) and type that passes: the pool (``orules.pool``), at most
+    ``max_same_type_per_area`` of a type per area, the Recon rules (within ``recon_range`` of a
+    friendly block across anything; never an Eastern Link for the Poles) and "an order may only be
+    placed if at least one block can execute it" — with every order already placed keeping its own
+    executing block (reading O2). When the remaining slots are needed for the mandatory Recon(s),
+    only Recon rows are returned (if any Recon is possible). A last row ``(NO_ORDER, -1)`` (stop
+    placing on this front) is added when the mandatory Recon is placed or impossible.
+
+    ``out_type``/``out_area`` need ``N_ORDER_TYPES * n_areas + 1`` rows. Returns the row count (0:
+    nothing to decide).
+    """
+    n = map_arrays.front.shape[0]
+    if orders.placed[side, front] >= orders_allowed or orders.n_orders[0] >= orders.order_type.shape[0]:
+        return 0
+    nbk = state.block_side.shape[0]
+    ne = map_arrays.adj_indices.shape[0]
+    cnt = np.zeros((2, n), dtype=np.int32)
+    enemy = np.zeros((2, n), dtype=np.bool_)
+    presence_nb(state, cnt, enemy)
+    eb = np.zeros(ne, dtype=np.bool_)
+    edge_blocked_nb(state, map_arrays, side, cnt, eb)
+
+    # movement distances from every area holding friendly blocks
+    max_allow = max(orules.forced_infantry, orules.forced_cavalry, orules.forced_leader)
+    dist_from = np.full((n, n), UNREACHED, dtype=np.int32)
+    has_dest = np.zeros(n, dtype=np.bool_)
+    dummy = np.zeros(n, dtype=np.int32)
+    for a in range(n):
+        if cnt[side, a] == 0:
+            continue
+        reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, eb,
+                     map_arrays.eastern_link, enemy[side], side, a, max_allow, False, dummy, 0, dist_from[a])
+        for x in range(n):
+            if dist_from[a, x] == 1:
+                has_dest[a] = True
+    # rail transport (SoE 7.6): supply depots now
+    source_dist = np.empty((2, n), dtype=np.int32)
+    depot = np.zeros((2, n), dtype=np.bool_)
+    supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link,
+                     map_arrays.supply_source, map_arrays.garrison, state.control, enemy, source_dist, depot)
+    depot_dist = np.empty((2, n), dtype=np.int32)
+    tmp_sup = np.empty(nbk, dtype=np.bool_)
+    block_supply_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, depot, enemy,
+                    state.block_side, state.block_arm, state.block_area, state.block_status,
+                    orules.infantry_supply_range, orules.cavalry_supply_range, depot_dist, tmp_sup)
+    has_rail = np.zeros(n, dtype=np.bool_)
+    rd = np.empty(n, dtype=np.int32)
+    no_edges = np.zeros(0, dtype=np.bool_)
+    for a in range(n):
+        if cnt[side, a] == 0:
+            continue
+        reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, no_edges,
+                     map_arrays.eastern_link, enemy[side], side, a, orules.rail_max_areas, True,
+                     depot_dist[side], orules.rail_depot_range, rd)
+        for x in range(n):
+            if x != a and rd[x] != UNREACHED:
+                has_rail[a] = True
+                break
+    # recon range (SoE 7.2: "within a range of 3 areas (even across enemy blocks)")
+    recon_d = np.full(n, UNREACHED, dtype=np.int32)
+    queue = np.empty(n, dtype=np.int32)
+    head = 0
+    tail = 0
+    for a in range(n):
+        if cnt[side, a] > 0:
+            recon_d[a] = 0
+            queue[tail] = a
+            tail += 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if recon_d[u] >= orules.recon_range:
+            continue
+        for e in range(map_arrays.adj_indptr[u], map_arrays.adj_indptr[u + 1]):
+            v = map_arrays.adj_indices[e]
+            if recon_d[v] == UNREACHED and enterable_nb(map_arrays.eastern_link, side, v):
+                recon_d[v] = recon_d[u] + 1
+                queue[tail] = v
+                tail += 1
+
+    # matching of the orders already placed
+    blocks = np.empty(nbk, dtype=np.int64)
+    nbs = 0
+    for b in range(nbk):
+        if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
+            blocks[nbs] = b
+            nbs += 1
+    n_ord = orders.n_orders[0]
+    slot_type = np.empty(n_ord + 1, dtype=np.int64)
+    slot_area = np.empty(n_ord + 1, dtype=np.int64)
+    ns = 0
+    for o in range(n_ord):
+        if (orders.order_side[o] == side and orders.order_status[o] == PLACED
+                and orders.order_type[o] != RECON):
+            slot_type[ns] = orders.order_type[o]
+            slot_area[ns] = orders.order_area[o]
+            ns += 1
+    match_block = np.full(nbk, -1, dtype=np.int64)
+    match_slot = np.full(n_ord + 1, -1, dtype=np.int64)
+    for o in range(ns):
+        _augment(state, orules, side, slot_type, slot_area, o, match_block, match_slot, blocks, nbs,
+                 dist_from, has_dest, has_rail)
+    mb = np.empty(nbk, dtype=np.int64)
+    ms = np.empty(n_ord + 1, dtype=np.int64)
+
+    same = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
+    for o in range(n_ord):
+        if orders.order_side[o] == side and orders.order_status[o] != REMOVED:
+            same[orders.order_type[o], orders.order_area[o]] += 1
+
+    owed = orules.mandatory_recon - orders.recon_placed[side, front]
+    remaining = orders_allowed - orders.placed[side, front]
+    recon_only = owed > 0 and remaining <= owed
+    k = 0
+    n_recon = 0
+    for pass_ in range(2):
+        # pass 0: Recon rows; pass 1: the other types (skipped when only Recon is allowed)
+        if pass_ == 1 and recon_only and n_recon > 0:
+            break
+        for i in range(n):
+            if map_arrays.front[i] != front:
+                continue
+            for t in range(N_ORDER_TYPES):
+                if (t == RECON) != (pass_ == 0):
+                    continue
+                if orders.pool_used[side, t] >= orules.pool[t]:
+                    continue
+                if same[t, i] >= orules.max_same_type_per_area:
+                    continue
+                if t == RECON:
+                    if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
+                        continue
+                    if not enterable_nb(map_arrays.eastern_link, side, i):
+                        continue
+                    n_recon += 1
+                else:
+                    mb[:] = match_block
+                    ms[:] = match_slot
+                    slot_type[ns] = t
+                    slot_area[ns] = i
+                    ms[ns] = -1
+                    if not _augment(state, orules, side, slot_type, slot_area, ns, mb, ms, blocks, nbs,
+                                    dist_from, has_dest, has_rail):
+                        continue
+                if k < out_type.shape[0]:
+                    out_type[k] = t
+                    out_area[k] = i
+                    k += 1
+    if k > 0 and (owed <= 0 or n_recon == 0) and k < out_type.shape[0]:
+        out_type[k] = NO_ORDER
+        out_area[k] = -1
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def place_order_nb(state, orders, side, front, order_type, area):
+    """Place an order row from :func:`legal_orders_nb`; returns its id (``-1`` for the pass row or
+    when the capacity is full)."""
+    if order_type == NO_ORDER:
+        return -1
+    o = orders.n_orders[0]
+    if o >= orders.order_type.shape[0]:
+        return -1
+    orders.order_side[o] = side
+    orders.order_front[o] = front
+    orders.order_type[o] = order_type
+    orders.order_area[o] = area
+    orders.order_status[o] = PLACED
+    orders.order_executed[o] = 0
+    orders.order_block[o] = -1
+    orders.n_orders[0] = o + 1
+    orders.pool_used[side, order_type] += 1
+    orders.placed[side, front] += 1
+    if order_type == RECON:
+        orders.recon_placed[side, front] += 1
+    return o
+
+
+# =================================================================================================
+# movement (SoE 7.3, 7.31, 7.32, 7.33, 2.2)
+
+
+@njit(cache=True)
+def _movable_nb(state, orders, b, side, needs_supply):
+    if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != side or state.block_area[b] < 0:
+        return False
+    if orders.executed[b] or orders.pinned[b] or orders.moved[b] or orders.detached[b] or orders.rail_moved[b]:
+        return False
+    if needs_supply and not state.block_in_supply[b]:
+        return False
+    return True
+
+
+@njit(cache=True)
+def _vias_nb(map_arrays, eb, enemy_row, side, start, dest, allowance, tmp_enemy, tmp_dist, dummy, out_via):
+    """Neighbours of ``dest`` a block from ``start`` may enter it from within ``allowance`` links,
+    along a path that does not pass through ``dest`` and whose last link is open."""
+    tmp_enemy[:] = enemy_row
+    tmp_enemy[dest] = True
+    reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, eb, map_arrays.eastern_link,
+                 tmp_enemy, side, start, allowance - 1, False, dummy, 0, tmp_dist)
+    k = 0
+    for e in range(map_arrays.adj_indptr[dest], map_arrays.adj_indptr[dest + 1]):
+        v = map_arrays.adj_indices[e]
+        if v == dest or tmp_dist[v] == UNREACHED:
+            continue
+        if v != start and enemy_row[v]:
+            continue  # SoE 7.31: a move ends in the first enemy area
+        if eb.shape[0] > 0:
+            r = _edge_index(map_arrays, v, dest)
+            if r >= 0 and eb[r]:
+                continue
+        out_via[k] = v
+        k += 1
+    # ascending order
+    for p in range(1, k):
+        x = out_via[p]
+        q = p
+        while q > 0 and out_via[q - 1] > x:
+            out_via[q] = out_via[q - 1]
+            q -= 1
+        out_via[q] = x
+    return k
+
+
+@njit(cache=True)
+def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
+                write, first_only):
+    if order_id < 0 or order_id >= orders.n_orders[0] or orders.order_status[order_id] != PLACED:
+        return 0
+    t = orders.order_type[order_id]
+    if not is_move_type_nb(t):
+        return 0
+    side = orders.order_side[order_id]
+    a = orders.order_area[order_id]
+    forced = is_forced_nb(t)
+    to_type = is_to_type_nb(t)
+    needs_supply = forced or t == MOVE_TO  # SoE 7.2, 7.71
+    n = map_arrays.front.shape[0]
+    nbk = state.block_side.shape[0]
+    cnt = np.zeros((2, n), dtype=np.int32)
+    enemy = np.zeros((2, n), dtype=np.bool_)
+    presence_nb(state, cnt, enemy)
+    eb = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
+    edge_blocked_nb(state, map_arrays, side, cnt, eb)
+    enemy_row = enemy[side]
+    dist = np.empty(n, dtype=np.int32)
+    tmp_dist = np.empty(n, dtype=np.int32)
+    tmp_enemy = np.empty(n, dtype=np.bool_)
+    dummy = np.zeros(n, dtype=np.int32)
+    max_deg = 0
+    for i in range(n):
+        max_deg = max(max_deg, map_arrays.adj_indptr[i + 1] - map_arrays.adj_indptr[i])
+    vias = np.empty(max_deg + 1, dtype=np.int64)
+    k = 0
+    for b in range(nbk):
+        if not _movable_nb(state, orders, b, side, needs_supply):
+            continue
+        x = state.block_area[b]
+        if to_type:
+            if x == a:
+                continue
+        elif x != a:
+            continue
+        allow = allowance_nb(orules, state.block_arm[b], forced)
+        reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, eb,
+                     map_arrays.eastern_link, enemy_row, side, x, allow, False, dummy, 0, dist)
+        if to_type and dist[a] == UNREACHED:
+            continue  # SoE 7.3: a Move To / Forced March To must be fully executed
+        need = _pending_area_orders(orders, side, x)
+        stays = 0
+        if need > 0:
+            stays = _unmoved_count(state, side, x) - (1 if state.block_prev_area[b] < 0 else 0)
+        det_max = max_detach_nb(state, orules, b)
+        for d in range(n):
+            if d == x or dist[d] == UNREACHED:
+                continue
+            if to_type and d != a:
+                continue
+            nv = _vias_nb(map_arrays, eb, enemy_row, side, x, d, allow, tmp_enemy, tmp_dist, dummy, vias)
+            for q in range(nv):
+                v = vias[q]
+                if enemy_row[d] and _link_count(state, side, d, v) >= orules.max_blocks_per_link:
+                    continue  # SoE 7.33: at most 4 blocks per side along one link into a battle
+                for det in range(det_max + 1):
+                    if need > 0 and stays + (1 if det > 0 else 0) < need:
+                        continue  # SoE 7.3: a block must remain for Defend / Withdraw / … (O7)
+                    if write:
+                        if k >= out_block.shape[0]:
+                            return k
+                        out_block[k] = b
+                        out_dest[k] = d
+                        out_via[k] = v
+                        out_detach[k] = det
+                    k += 1
+                    if first_only:
+                        return k
+    return k
+
+
+@njit(cache=True)
+def legal_moves_nb(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach):
+    """Moves that may execute order ``order_id`` now (SoE 7.2, 7.3, 7.31–7.33, 7.71, 2.2).
+
+    Move Out / Forced March Out: blocks of the order's side in its area; Move To / Forced March
+    To: blocks elsewhere whose allowance reaches the area (the destination is then the area
+    itself: no coming up short). Blocks must be on the map, not yet executed an order, not pinned,
+    not moved, not a brigade detached this phase; in supply at the phase start for Move To and both
+    forced marches. Destinations: within the allowance (infantry ``move_infantry`` /
+    ``forced_infantry``, cavalry, leaders), every shorter distance allowed (Out orders); a move
+    ends in the first enemy area; Poles never enter Eastern Links; no link closed by incoming enemy
+    blocks (:func:`edge_blocked_nb`); at most ``max_blocks_per_link`` blocks of a side along one
+    link into an enemy area. One row per (block, destination, via, detach) — see the module
+    docstring. A block may not leave an area whose pending Withdraw / Defend / Reorganize / Rail
+    orders of its side would be left without enough unmoved blocks (O7). Returns the row count
+    (rows beyond the capacity of the out arrays are dropped; :func:`move_capacity` is enough).
+    """
+    return _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
+                       True, False)
+
+
+@njit(cache=True)
+def count_moves_nb(state, orders, map_arrays, orules, order_id):
+    """Number of rows :func:`legal_moves_nb` would return (nothing written)."""
+    e = np.zeros(0, dtype=np.int64)
+    return _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, False)
+
+
+@njit(cache=True)
+def apply_move_nb(state, orders, map_arrays, orules, order_id, block, dest, via, detach, out_info):
+    """Execute one option row of :func:`legal_moves_nb` (SoE 7.31, 7.32, 2.2).
+
+    The block enters ``dest`` from ``via``: ``block_prev_area = via``, ``block_arrival`` = the next
+    value of the phase's arrival counter, flags ``executed``, ``moved`` (``forced_march`` for forced
+    marches), ``block_order``; the order counts one more executing block. With ``detach > 0`` a
+    force-pool brigade of the same side, nation and arm is placed in the origin area with
+    ``detach`` SP (taken from the block) and may not move this phase. Entering an area with enemy
+    blocks pins one of them that is not yet pinned (preferring blocks that have not executed an
+    order, then the lowest index; reading O4). ``out_info`` (N_MOVE_INFO,): MI_PINNED, MI_BRIGADE.
+    """
+    side = state.block_side[block]
+    origin = state.block_area[block]
+    out_info[MI_PINNED] = -1
+    out_info[MI_BRIGADE] = -1
+    if detach > 0:
+        r = _pool_brigade(state, block, detach)
+        if r >= 0:
+            state.block_status[r] = STATUS.ON_MAP
+            state.block_area[r] = origin
+            state.block_sp[r] = detach
+            state.block_prev_area[r] = -1
+            state.block_arrival[r] = 0
+            state.block_in_supply[r] = state.block_in_supply[block]
+            state.block_sp[block] -= detach
+            orders.detached[r] = True
+            orders.seen[side, r] = True
+            orders.seen[1 - side, r] = False
+            out_info[MI_BRIGADE] = r
+    # pin before moving in (counts enemy blocks of dest)
+    best = -1
+    best_exec = True
+    for b in range(state.block_side.shape[0]):
+        if (state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != dest
+                or state.block_side[b] != 1 - side or orders.pinned[b]):
+            continue
+        ex = orders.executed[b]
+        if best < 0 or (best_exec and not ex):
+            best = b
+            best_exec = ex
+    if best >= 0:
+        orders.pinned[best] = True
+        out_info[MI_PINNED] = best
+    orders.arrival[0] += 1
+    state.block_prev_area[block] = via
+    state.block_area[block] = dest
+    state.block_arrival[block] = orders.arrival[0]
+    orders.executed[block] = True
+    orders.moved[block] = True
+    orders.block_order[block] = order_id
+    if is_forced_nb(orders.order_type[order_id]):
+        orders.forced_march[block] = True
+    orders.order_executed[order_id] += 1
+
+
+@njit(cache=True)
+def finish_order_nb(orders, order_id):
+    """End the execution of an order: executed by at least one block → EXECUTED, else REMOVED and
+    back in the pool (SoE 7.3 "unfulfilled"). Returns the new status."""
+    if orders.order_status[order_id] != PLACED:
+        return orders.order_status[order_id]
+    if orders.order_executed[order_id] > 0:
+        orders.order_status[order_id] = EXECUTED
+    else:
+        orders.order_status[order_id] = REMOVED
+        t = orders.order_type[order_id]
+        s = orders.order_side[order_id]
+        if orders.pool_used[s, t] > 0:
+            orders.pool_used[s, t] -= 1
+    return orders.order_status[order_id]
+
+
+@njit(cache=True)
+def min_moves_required_nb(state, orders, map_arrays, orules, order_id):
+    """1 when the order (move or rail) has no executing block yet and one could execute it now
+    (SoE 7.3 "At least one block must execute a placed order, if possible"), else 0: the loop may
+    offer "stop executing this order" only when this is 0."""
+    if order_id < 0 or order_id >= orders.n_orders[0] or orders.order_status[order_id] != PLACED:
+        return 0
+    if orders.order_executed[order_id] > 0:
+        return 0
+    t = orders.order_type[order_id]
+    e = np.zeros(0, dtype=np.int64)
+    if is_move_type_nb(t):
+        return 1 if _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, True) > 0 else 0
+    if t == RAIL_TRANSPORT:
+        return 1 if _rail_impl(state, orders, map_arrays, orules, order_id, e, e, False, True) > 0 else 0
+    return 0
+
+
+# =================================================================================================
+# Recon, Withdraw, Defend (SoE 7.2, 7.31)
+
+
+@njit(cache=True)
+def execute_recon_nb(state, orders, order_id):
+    """Reveal the enemy blocks in the Recon area to the order's side (SoE 7.2, 7.31). Returns how
+    many were revealed; the order becomes EXECUTED."""
+    if orders.order_status[order_id] != PLACED or orders.order_type[order_id] != RECON:
+        return 0
+    s = orders.order_side[order_id]
+    a = orders.order_area[order_id]
+    k = 0
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == a and state.block_side[b] == 1 - s:
+            orders.seen[s, b] = True
+            k += 1
+    orders.order_status[order_id] = EXECUTED
+    return k
+
+
+@njit(cache=True)
+def execute_withdraw_nb(state, orders, map_arrays, orules, order_id, out_dest, out_info):
+    """Execute a Withdraw order (SoE 7.2; readings R6, O8). Returns the withdraw mode for the
+    battle (``WD_NONE`` / ``WD_OK`` / ``WD_BLOCKED`` = ``soe_sim.battle.nb.WITHDRAW_*``).
+
+    Only if enemy blocks are in the area (they entered it): every friendly block there moves to an
+    adjacent area without enemy blocks or garrison, reached by a link not closed by the incoming
+    enemy, with a clear path to a friendly supply depot (:func:`~soe_sim.engine.nb.retreat_targets_nb`
+    with the depots as goal: shortest path first, overflow by stacking to the next, left-overs to
+    the first). One block (the strongest, lowest index on ties) loses ``withdraw_loss`` SP, none if
+    every withdrawing block is cavalry/leader and every enemy block there infantry. With nowhere
+    to go nothing moves, no SP is lost here and ``WD_BLOCKED`` is returned: the battle adds the extra
+    loss. No enemy block: the order is removed, ``WD_NONE``.
+
+    out_dest : (n_blocks,) int — new area of each withdrawn block, -1 otherwise
+    out_info : (N_WITHDRAW_INFO,) int — WI_MOVED, WI_LOSS_BLOCK, WI_DESTROYED, WI_VP
+    """
+    nbk = state.block_side.shape[0]
+    n = map_arrays.front.shape[0]
+    for b in range(out_dest.shape[0]):
+        out_dest[b] = -1
+    out_info[WI_MOVED] = 0
+    out_info[WI_LOSS_BLOCK] = -1
+    out_info[WI_DESTROYED] = 0
+    out_info[WI_VP] = 0
+    if orders.order_status[order_id] != PLACED or orders.order_type[order_id] != WITHDRAW:
+        return WD_NONE
+    s = orders.order_side[order_id]
+    a = orders.order_area[order_id]
+    n_enemy = 0
+    all_enemy_inf = True
+    members = np.empty(nbk, dtype=np.int64)
+    m = 0
+    all_cav = True
+    for b in range(nbk):
+        if state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != a:
+            continue
+        if state.block_side[b] == 1 - s:
+            n_enemy += 1
+            if state.block_arm[b] != ARM.INFANTRY:
+                all_enemy_inf = False
+        else:
+            members[m] = b
+            m += 1
+            if state.block_arm[b] == ARM.INFANTRY:
+                all_cav = False
+    if n_enemy == 0 or m == 0:
+        orders.order_status[order_id] = REMOVED
+        if orders.pool_used[s, WITHDRAW] > 0:
+            orders.pool_used[s, WITHDRAW] -= 1
+        return WD_NONE
+    orders.order_status[order_id] = EXECUTED
+    orders.order_executed[order_id] = m
+    cnt = np.zeros((2, n), dtype=np.int32)
+    enemy = np.zeros((2, n), dtype=np.bool_)
+    presence_nb(state, cnt, enemy)
+    source_dist = np.empty((2, n), dtype=np.int32)
+    depot = np.zeros((2, n), dtype=np.bool_)
+    supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link,
+                     map_arrays.supply_source, map_arrays.garrison, state.control, enemy, source_dist, depot)
+    eb = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
+    edge_blocked_nb(state, map_arrays, s, cnt, eb)
+    deg = map_arrays.adj_indptr[a + 1] - map_arrays.adj_indptr[a]
+    cand = np.empty(deg + 1, dtype=np.int64)
+    cand_d = np.empty(deg + 1, dtype=np.int64)
+    target = np.empty(m, dtype=np.int64)
+    goal = depot[s].copy()
+    kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, eb, map_arrays.eastern_link, goal,
+                            enemy[s], cnt[s], s, a, orules.max_blocks, m, cand, cand_d, target)
+    for b in range(m):
+        orders.executed[members[b]] = True
+        orders.block_order[members[b]] = order_id
+    if kc == 0:
+        return WD_BLOCKED
+    # the withdrawal loss (R6)
+    exempt = orules.withdraw_cavalry_exempt and all_cav and all_enemy_inf
+    if not exempt and orules.withdraw_loss > 0:
+        best = -1
+        for q in range(m):
+            b = members[q]
+            if best < 0 or state.block_sp[b] > state.block_sp[best]:
+                best = b
+        out_info[WI_LOSS_BLOCK] = best
+        state.block_sp[best] = max(state.block_sp[best] - orules.withdraw_loss, 0)
+        if state.block_sp[best] == 0:
+            out_info[WI_DESTROYED] = 1
+            state.block_area[best] = -1
+            if state.block_arm[best] == ARM.LEADER:
+                state.block_status[best] = STATUS.ELIMINATED_PERMANENT
+                before = state.vp[0]
+                for _ in range(orules.vp_leader_destroyed):
+                    state.vp[0] = vp_add_nb(state.vp[0], side_sign_nb(1 - s))
+                out_info[WI_VP] = state.vp[0] - before
+            else:
+                state.block_status[best] = STATUS.DESTROYED_TO_POOL
+    for q in range(m):
+        b = members[q]
+        if state.block_status[b] != STATUS.ON_MAP:
+            continue
+        dest = target[q] if target[q] >= 0 else cand[0]
+        orders.arrival[0] += 1
+        state.block_prev_area[b] = a
+        state.block_area[b] = dest
+        state.block_arrival[b] = orders.arrival[0]
+        orders.moved[b] = True
+        orders.pinned[b] = False
+        out_dest[b] = dest
+        out_info[WI_MOVED] += 1
+    return WD_OK
+
+
+@njit(cache=True)
+def defend_flag_nb(state, orders, side, area):
+    """The Defend Area benefit for ``side``'s force in ``area`` (SoE 7.2): a placed Defend order of
+    ``side`` there and at least one of its blocks began the phase in the area (``block_prev_area <
+    0``). The order becomes EXECUTED (revealed) when the benefit applies."""
+    o_found = -1
+    for o in range(orders.n_orders[0]):
+        if (orders.order_side[o] == side and orders.order_area[o] == area and orders.order_type[o] == DEFEND
+                and orders.order_status[o] != REMOVED):
+            o_found = o
+    if o_found < 0:
+        return False
+    for b in range(state.block_side.shape[0]):
+        if (state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area
+                and state.block_side[b] == side and state.block_prev_area[b] < 0):
+            orders.order_status[o_found] = EXECUTED
+            return True
+    return False
+
+
+# =================================================================================================
+# Reorganize (SoE 7.2, 7.5)
+
+
+@njit(cache=True)
+def _reorg_ok(state, orders, o, b):
+    s = orders.order_side[o]
+    a = orders.order_area[o]
+    return (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == s and state.block_area[b] == a
+            and state.block_prev_area[b] < 0 and not orders.moved[b] and not orders.detached[b]
+            and (not orders.executed[b] or orders.order_block[o] == b)
+            and state.block_in_supply[b] and state.block_sp[b] < state.block_max_sp[b])
+
+
+@njit(cache=True)
+def legal_reorganize_nb(state, orders, order_id, out_block):
+    """Blocks that may execute Reorganize order ``order_id`` (SoE 7.2, 7.5): in the area, did not
+    move (a retreat counts), in supply, below their maximum SP, not detached this phase; only the
+    designated block once one is designated. Returns the row count."""
+    if orders.order_status[order_id] != PLACED or orders.order_type[order_id] != REORGANIZE:
+        return 0
+    k = 0
+    d = orders.order_block[order_id]
+    for b in range(state.block_side.shape[0]):
+        if d >= 0 and b != d:
+            continue
+        if _reorg_ok(state, orders, order_id, b) and k < out_block.shape[0]:
+            out_block[k] = b
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def designate_reorganize_nb(orders, order_id, block):
+    """Name the block that will reorganize (SoE 7.2 "the block specified to reorganize at the
+    beginning of the battle"): it fights at half strength if attacked."""
+    orders.order_block[order_id] = block
+    orders.reorganizing[block] = True
+    orders.executed[block] = True
+    orders.block_order[block] = order_id
+
+
+@njit(cache=True)
+def execute_reorganize_nb(state, orders, orules, order_id):
+    """Execute Reorganize order ``order_id`` (SoE 7.5) after the battles: the designated block
+    (else the first legal one) gains ``reorganize_gain`` SP up to its maximum if it is still
+    eligible — a block that lost its battle has retreated or is gone, so "if the player wins" is
+    implied. Returns the SP gained, or -1 when the order is removed (no block)."""
+    if orders.order_status[order_id] != PLACED or orders.order_type[order_id] != REORGANIZE:
+        return -1
+    b = orders.order_block[order_id]
+    if b < 0:
+        for c in range(state.block_side.shape[0]):
+            if _reorg_ok(state, orders, order_id, c):
+                b = c
+                break
+    if b < 0 or not _reorg_ok(state, orders, order_id, b):
+        orders.order_status[order_id] = REMOVED
+        s = orders.order_side[order_id]
+        if orders.pool_used[s, REORGANIZE] > 0:
+            orders.pool_used[s, REORGANIZE] -= 1
+        return -1
+    gain = min(orules.reorganize_gain, state.block_max_sp[b] - state.block_sp[b])
+    state.block_sp[b] += gain
+    orders.executed[b] = True
+    orders.block_order[b] = order_id
+    orders.order_block[order_id] = b
+    orders.order_executed[order_id] = 1
+    orders.order_status[order_id] = EXECUTED
+    return gain
+
+
+# =================================================================================================
+# Rail transport (SoE 7.2, 7.6)
+
+
+@njit(cache=True)
+def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
+    n = map_arrays.front.shape[0]
+    cnt = np.zeros((2, n), dtype=np.int32)
+    enemy = np.zeros((2, n), dtype=np.bool_)
+    presence_nb(state, cnt, enemy)
+    source_dist = np.empty((2, n), dtype=np.int32)
+    depot = np.zeros((2, n), dtype=np.bool_)
+    supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link,
+                     map_arrays.supply_source, map_arrays.garrison, state.control, enemy, source_dist, depot)
+    depot_dist = np.empty((2, n), dtype=np.int32)
+    tmp = np.empty(state.block_side.shape[0], dtype=np.bool_)
+    block_supply_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, depot, enemy,
+                    state.block_side, state.block_arm, state.block_area, state.block_status,
+                    orules.infantry_supply_range, orules.cavalry_supply_range, depot_dist, tmp)
+    reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, np.zeros(0, dtype=np.bool_),
+                 map_arrays.eastern_link, enemy[side], side, start, orules.rail_max_areas, True, depot_dist[side],
+                 orules.rail_depot_range, out_dist)
+
+
+@njit(cache=True)
+def _rail_ok(state, orders, o, b):
+    return (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == orders.order_side[o]
+            and state.block_area[b] == orders.order_area[o] and state.block_prev_area[b] < 0
+            and not orders.moved[b] and not orders.fought[b] and not orders.executed[b]
+            and not orders.detached[b] and not orders.rail_moved[b] and state.block_in_supply[b])
+
+
+@njit(cache=True)
+def _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, write, first_only):
+    if order_id < 0 or order_id >= orders.n_orders[0] or orders.order_status[order_id] != PLACED:
+        return 0
+    if orders.order_type[order_id] != RAIL_TRANSPORT or orders.order_executed[order_id] >= orules.rail_max_blocks:
+        return 0
+    n = map_arrays.front.shape[0]
+    a = orders.order_area[order_id]
+    dist = np.empty(n, dtype=np.int32)
+    have = False
+    k = 0
+    for b in range(state.block_side.shape[0]):
+        if not _rail_ok(state, orders, order_id, b):
+            continue
+        if not have:
+            _rail_dist_nb(state, map_arrays, orules, orders.order_side[order_id], a, dist)
+            have = True
+        for d in range(n):
+            if d == a or dist[d] == UNREACHED:
+                continue
+            if write:
+                if k >= out_block.shape[0]:
+                    return k
+                out_block[k] = b
+                out_dest[k] = d
+            k += 1
+            if first_only:
+                return k
+    return k
+
+
+@njit(cache=True)
+def legal_rail_nb(state, orders, map_arrays, orules, order_id, out_block, out_dest):
+    """Rail Transport options of order ``order_id`` (SoE 7.2, 7.6; E8): blocks of the area that
+    began the phase in supply, have not moved, fought or executed an order, while fewer than
+    ``rail_max_blocks`` have gone; destinations every area :func:`~soe_sim.engine.nb.reachable_nb`
+    reaches in rail mode (``rail_max_areas`` rail links, no enemy blocks or garrisons, within
+    ``rail_depot_range`` clear links of a friendly depot, as of now). Rows ``(block, dest)``."""
+    return _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, True, False)
+
+
+@njit(cache=True)
+def apply_rail_nb(state, orders, map_arrays, orules, order_id, block, dest):
+    """Rail-transport ``block`` to ``dest``. ``block_prev_area`` becomes the rail neighbour of
+    ``dest`` on a shortest rail path (lowest index), so a phase-end pull-back (SoE 7.33) goes back
+    along the line. Returns that neighbour."""
+    n = map_arrays.front.shape[0]
+    a = state.block_area[block]
+    dist = np.empty(n, dtype=np.int32)
+    _rail_dist_nb(state, map_arrays, orules, state.block_side[block], a, dist)
+    via = a
+    best = -1
+    for e in range(map_arrays.adj_indptr[dest], map_arrays.adj_indptr[dest + 1]):
+        v = map_arrays.adj_indices[e]
+        if (map_arrays.adj_kind[e] & LINK.RAIL) == 0 or dist[v] == UNREACHED or dist[v] != dist[dest] - 1:
+            continue
+        if best < 0 or v < best:
+            best = v
+    if best >= 0:
+        via = best
+    orders.arrival[0] += 1
+    state.block_prev_area[block] = via
+    state.block_area[block] = dest
+    state.block_arrival[block] = orders.arrival[0]
+    orders.executed[block] = True
+    orders.moved[block] = True
+    orders.rail_moved[block] = True
+    orders.block_order[block] = order_id
+    orders.order_executed[order_id] += 1
+    return via
