@@ -27,6 +27,7 @@ def _register() -> None:
     from soe_sim.data.cli import register as register_data_commands
 
     register_data_commands(cli)
+    __import__("soe_sim.engine.game.cli", fromlist=["register"]).register(cli)  # soe-sim fuzz
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -110,6 +110,8 @@ class GameSetup:
     rules: object
     state0: object  # GameState at the start
     cards0: object  # CardState with the draw piles in id order (each game shuffles them)
+    orders0: object  # empty OrderState
+    orules: object  # OrderRules
     cr: object
     er: object
     kr: object
@@ -195,6 +197,7 @@ def _setup_cached(scenario_id: str) -> GameSetup:
 
 def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
     from soe_sim.engine.cards import card_constants, new_card_state
+    from soe_sim.engine.orders import new_order_state, order_constants
     from soe_sim.engine.reinforce import reinforce_constants
     from soe_sim.engine.state import engine_constants, new_game
 
@@ -204,8 +207,10 @@ def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
         top, ln = int(cards0.pile_top[s]), int(cards0.pile_len[s])
         cards0.pile[s, top:ln] = np.sort(cards0.pile[s, top:ln])
     cfg = game_config(scenario, game_map, state0, rules, roster=roster)
+    orders0 = new_order_state(state0, rules)
     return GameSetup(
         scenario=scenario, game_map=game_map, roster=roster, rules=rules, state0=state0, cards0=cards0,
+        orders0=orders0, orules=order_constants(rules),
         cr=rules.combat_constants(), er=engine_constants(rules), kr=card_constants(rules),
         rr=reinforce_constants(rules), cfg=cfg,
         block_ids=roster.blocks["id"].to_numpy()[state0.block_roster].astype(str),
@@ -292,10 +297,12 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
     streams = game_streams(seed)
     state = setup.state0.copy()
     cards = setup.cards0.copy()
+    orders = setup.orders0.copy()
     log = new_event_log(log_capacity)
     out = np.zeros(N_RES, dtype=np.int64)
     policies = np.array([policy_id(polish), policy_id(soviet)], dtype=np.int64)
-    nb.play_game_nb(state, cards, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr, cfg, policies,
+    nb.play_game_nb(state, cards, orders, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr, setup.orules,
+                    cfg, policies,
                     streams[0:1].copy(), streams[1:3].copy(), log.records, log.ctr, out)
     return _result(setup, out, state, cards, log)
 
@@ -342,8 +349,8 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     try:
         if threads:
             numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
-        nb.play_games_nb(setup.state0, setup.cards0, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
-                         cfg, policies, seeds, int(log_capacity), out)
+        nb.play_games_nb(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er,
+                         setup.kr, setup.rr, setup.orules, cfg, policies, seeds, int(log_capacity), out)
     finally:
         numba.set_num_threads(old)
     if raw:
@@ -361,6 +368,13 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
 # Rendering
 
 
+# event kinds whose area / area2 / block field holds a number, not an index (see nb._EventC)
+_NOT_AREA = frozenset({EVENT.CARD_PLAYED, EVENT.INITIATIVE, EVENT.FIRST_PLAYER})
+_NOT_AREA2 = frozenset({EVENT.ARRIVAL_CHECK})
+_NOT_BLOCK = frozenset({EVENT.CARD_PLAYED, EVENT.ARRIVAL_CHECK, EVENT.BATTLE_LOSSES, EVENT.OBJECTIVE,
+                        EVENT.COMBAT_CARD, EVENT.ORDER_PLACED})
+
+
 def events_frame(log: EventLog, setup: GameSetup | None = None) -> pd.DataFrame:
     """The used part of an event log as a DataFrame: kind names, side slugs, area and block ids."""
     rec = log.used() if isinstance(log, EventLog) else np.asarray(log)
@@ -368,9 +382,12 @@ def events_frame(log: EventLog, setup: GameSetup | None = None) -> pd.DataFrame:
     df["kind"] = [Event(int(v)).name.lower() for v in df["kind"]]
     df["side"] = [_side_slug(v) or "" for v in df["side"]]
     if setup is not None:
-        for col in ("area", "area2"):
-            df[col] = ["" if v < 0 else str(setup.area_ids[v]) for v in df[col]]
-        df["block"] = ["" if v < 0 else str(setup.block_ids[v]) for v in df["block"]]
+        kinds = rec["kind"]
+        for col, exempt in (("area", _NOT_AREA), ("area2", _NOT_AREA2)):
+            df[col] = [str(v) if k in exempt else ("" if v < 0 else str(setup.area_ids[v]))
+                       for k, v in zip(kinds, df[col])]
+        df["block"] = [str(v) if k in _NOT_BLOCK else ("" if v < 0 else str(setup.block_ids[v]))
+                       for k, v in zip(kinds, df["block"])]
     return df
 
 
@@ -378,10 +395,10 @@ def format_events(events: pd.DataFrame) -> str:
     """One line per event: ``round.phase kind side area>area2 block value value2`` (golden files)."""
     lines = []
     for r in events.itertuples(index=False):
-        where = str(r.area) if r.area not in ("", -1) else "-"
-        if r.area2 not in ("", -1):
+        where = str(r.area) if r.area not in ("", -1, "-1") else "-"
+        if r.area2 not in ("", -1, "-1"):
             where += f">{r.area2}"
-        blk = str(r.block) if r.block not in ("", -1) else "-"
+        blk = str(r.block) if r.block not in ("", -1, "-1") else "-"
         lines.append(f"{r.round}.{r.phase} {r.kind} {r.side or '-'} {where} {blk} {r.value} {r.value2}")
     return "\n".join(lines) + "\n"
 

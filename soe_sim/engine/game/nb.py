@@ -90,6 +90,7 @@ from soe_sim.engine.reinforce.nb import (
     strategic_cubes_nb,
 )
 from soe_sim.engine.nb import garrison_replacement_nb
+from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import PHASE_REINFORCEMENT, PHASE_REPLENISH, STATUS
 
 # --------------------------------------------------------------------------------------------------
@@ -149,8 +150,16 @@ class _EventC(NamedTuple):
     GAME_END: int = 28  # side = winner (-1 draw / none), value = outcome, value2 = VP track
     ABORT: int = 29  # value = abort reason
     PHASE_SKIPPED: int = 30  # value = reason (1: scenario has no Reinforcement Phase)
-    ORDER_PLACED: int = 31  # reserved for the orders module integration
-    MOVE: int = 32  # reserved for the orders module integration
+    ORDER_PLACED: int = 31  # side, area, value = order type, value2 = order id, block = front
+    MOVE: int = 32  # side, block, area = from, area2 = to, value = order type, value2 = SP detached
+    ORDER_DONE: int = 33  # side, area, value = order type, value2 = status (orders.nb EXECUTED / REMOVED)
+    RECON: int = 34  # side, area, value = enemy blocks revealed
+    WITHDRAW: int = 35  # side, area, value = mode (battle WITHDRAW_*), value2 = blocks withdrawn
+    REORGANIZED: int = 36  # side, block, area, value = SP gained
+    RAIL: int = 37  # side, block, area = from, area2 = to
+    PINNED: int = 38  # side = pinned block's side, block, area
+    FIRST_PLAYER: int = 39  # side = chosen first side, area = front, value = step (0 placement, 1+ order group)
+    DEFEND: int = 40  # side = defender, area (a Defend Area order applied in the battle)
 
 
 EVENT = _EventC()
@@ -419,14 +428,6 @@ def log_diff_nb(state, log, ctr, cause, snap_status, snap_area, snap_sp, snap_ga
                 log_event_nb(log, ctr, state, EVENT.GARRISON_PLACED, g1, i, -1, -1, 0, cause)
 
 
-@njit(cache=True)
-def reset_phase_flags_nb(state):
-    """SoE 7.0 (engine contract): every block begins the phase where it stands."""
-    for b in range(state.block_side.shape[0]):
-        state.block_prev_area[b] = -1
-        state.block_arrival[b] = 0
-
-
 # --------------------------------------------------------------------------------------------------
 # SoE 6.0, 10.1: replenish
 
@@ -548,6 +549,185 @@ def card_play_nb(state, cs, policies, rng_policy, log, ctr, cfg, extra_orders):
 
 
 # --------------------------------------------------------------------------------------------------
+# SoE 7.2, 7.3, 7.31, 7.2 Withdraw, 7.5, 7.6: orders (orders module)
+
+
+@njit(cache=True)
+def _first_side_nb(state, policies, rng_policy, ctr, cfg, front, log, step):
+    """SoE 6.1, 7.2, 7.3: the initiative holder of ``front`` chooses who goes first (option 0:
+    himself). No holder: the Poles (G7)."""
+    ini = state.initiative_side[front]
+    if ini < 0:
+        first = SIDE.POLISH
+    else:
+        j = decide_nb(policies, ini, DECISION.FIRST_PLAYER if step == 0 else DECISION.EXEC_FIRST, 2,
+                      rng_policy, ctr, cfg)
+        first = ini if j == 0 else 1 - ini
+    log_event_nb(log, ctr, state, EVENT.FIRST_PLAYER, first, front, -1, -1, step, 0)
+    return first
+
+
+@njit(cache=True)
+def place_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, extra_orders, otype, oarea):
+    """SoE 7.2: per front (north first, 10.0/10.1), the sides alternate placing one order at a time,
+    the initiative holder choosing who starts, until each passes (the ``NO_ORDER`` row) or has none
+    left; a side may place ``base_orders_per_front`` + its card's orders (7.11)."""
+    for f in range(cfg.card_fronts):
+        s = _first_side_nb(state, policies, rng_policy, ctr, cfg, f, log, 0)
+        done0 = False
+        done1 = False
+        for _it in range(4 * otype.shape[0] + 8):
+            if done0 and done1:
+                break
+            if (s == 0 and done0) or (s == 1 and done1):
+                s = 1 - s
+                continue
+            allowed = orules.base_orders_per_front + extra_orders[s, f]
+            n = onb.legal_orders_nb(state, orders, m, orules, s, f, allowed, otype, oarea)
+            placed = False
+            if n > 0:
+                j = decide_nb(policies, s, DECISION.ORDER, n, rng_policy, ctr, cfg)
+                if otype[j] != onb.NO_ORDER:
+                    o = onb.place_order_nb(state, orders, s, f, otype[j], oarea[j])
+                    if o >= 0:
+                        placed = True
+                        log_event_nb(log, ctr, state, EVENT.ORDER_PLACED, s, oarea[j], -1, f, otype[j], o)
+            if not placed:
+                if s == 0:
+                    done0 = True
+                else:
+                    done1 = True
+            if ctr[C_ABORT] != ABORT.NONE:
+                return
+            s = 1 - s
+
+
+@njit(cache=True)
+def _is_group_nb(t, group):
+    if group == 0:
+        return t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
+    if group == 1:
+        return t == onb.RECON
+    if group == 2:
+        return t == onb.MOVE_TO or t == onb.MOVE_OUT
+    if group == 3:
+        return t == onb.WITHDRAW
+    if group == 4:
+        return t == onb.REORGANIZE
+    return t == onb.RAIL_TRANSPORT
+
+
+@njit(cache=True)
+def _execute_order_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, o, mv_block, mv_dest, mv_via,
+                      mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                      destroyed_ever, reorg_rows):
+    s = orders.order_side[o]
+    t = orders.order_type[o]
+    a = orders.order_area[o]
+    if onb.is_move_type_nb(t) or t == onb.RAIL_TRANSPORT:
+        rail = t == onb.RAIL_TRANSPORT
+        kind = DECISION.RAIL if rail else DECISION.MOVE
+        for _it in range(state.block_side.shape[0] + 1):
+            if rail:
+                n = onb.legal_rail_nb(state, orders, m, orules, o, mv_block, mv_dest)
+            else:
+                n = onb.legal_moves_nb(state, orders, m, orules, o, mv_block, mv_dest, mv_via, mv_detach)
+            n = min(n, mv_block.shape[0])
+            if n == 0:
+                break
+            must = onb.min_moves_required_nb(state, orders, m, orules, o) > 0
+            off = 0 if must else 1  # option 0 = stop executing this order (SoE 7.3), unless a move is due
+            j = decide_nb(policies, s, kind, n + off, rng_policy, ctr, cfg)
+            if ctr[C_ABORT] != ABORT.NONE or (off == 1 and j == 0):
+                break
+            j -= off
+            b = mv_block[j]
+            frm = state.block_area[b]
+            if rail:
+                onb.apply_rail_nb(state, orders, m, orules, o, b, mv_dest[j])
+                log_event_nb(log, ctr, state, EVENT.RAIL, s, frm, mv_dest[j], b, t, 0)
+            else:
+                onb.apply_move_nb(state, orders, m, orules, o, b, mv_dest[j], mv_via[j], mv_detach[j], info)
+                log_event_nb(log, ctr, state, EVENT.MOVE, s, frm, mv_dest[j], b, t, mv_detach[j])
+                if info[onb.MI_BRIGADE] >= 0:
+                    r = info[onb.MI_BRIGADE]
+                    log_event_nb(log, ctr, state, EVENT.BLOCK_PLACED, s, frm, -1, r, state.block_sp[r], CAUSE.ORDERS)
+                if info[onb.MI_PINNED] >= 0:
+                    q = info[onb.MI_PINNED]
+                    log_event_nb(log, ctr, state, EVENT.PINNED, 1 - s, state.block_area[q], -1, q, 0, 0)
+        st = onb.finish_order_nb(orders, o)
+        log_event_nb(log, ctr, state, EVENT.ORDER_DONE, s, a, -1, -1, t, st)
+    elif t == onb.RECON:
+        k = onb.execute_recon_nb(state, orders, o)
+        log_event_nb(log, ctr, state, EVENT.RECON, s, a, -1, -1, k, 0)
+    elif t == onb.WITHDRAW:
+        snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
+        vp0 = state.vp[0]
+        mode = onb.execute_withdraw_nb(state, orders, m, orules, o, wd_dest, info)
+        if mode != onb.WD_NONE:
+            wd_mode[a] = mode
+        log_event_nb(log, ctr, state, EVENT.WITHDRAW, s, a, -1, -1, mode, info[onb.WI_MOVED])
+        log_diff_nb(state, log, ctr, CAUSE.ORDERS, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                    destroyed_ever)
+        _log_vp_change_nb(state, log, ctr, vp0, CAUSE.ORDERS, a)
+    elif t == onb.REORGANIZE:
+        if orders.order_block[o] < 0:
+            n = onb.legal_reorganize_nb(state, orders, o, reorg_rows)
+            if n > 0:
+                j = decide_nb(policies, s, DECISION.REORGANIZE, n, rng_policy, ctr, cfg)
+                onb.designate_reorganize_nb(orders, o, reorg_rows[j])
+        b = orders.order_block[o]
+        gain = onb.execute_reorganize_nb(state, orders, orules, o)
+        if gain >= 0:
+            log_event_nb(log, ctr, state, EVENT.REORGANIZED, s, a, -1, b, gain, 0)
+        else:
+            log_event_nb(log, ctr, state, EVENT.ORDER_DONE, s, a, -1, -1, t, onb.REMOVED)
+
+
+@njit(cache=True)
+def execute_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, group, mv_block, mv_dest,
+                      mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison,
+                      elim_ever, destroyed_ever, reorg_rows):
+    """SoE 7.3: one order group (0 forced marches, 1 Recon, 2 moves, 3 Withdraw, 4 Reorganize, 5 Rail
+    Transport): per front (north first), the initiative holder chooses which side executes first;
+    each side executes its orders of the group in placement order (G8)."""
+    for f in range(cfg.card_fronts):
+        any_order = False
+        for o in range(orders.n_orders[0]):
+            if orders.order_front[o] == f and orders.order_status[o] == onb.PLACED and _is_group_nb(
+                    orders.order_type[o], group):
+                any_order = True
+        if not any_order:
+            continue
+        first = _first_side_nb(state, policies, rng_policy, ctr, cfg, f, log, group + 1)
+        for k in range(2):
+            s = first if k == 0 else 1 - first
+            for o in range(orders.n_orders[0]):
+                if (orders.order_side[o] != s or orders.order_front[o] != f or orders.order_status[o] != onb.PLACED
+                        or not _is_group_nb(orders.order_type[o], group)):
+                    continue
+                _execute_order_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, o, mv_block,
+                                  mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
+                                  snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                if ctr[C_ABORT] != ABORT.NONE:
+                    return
+
+
+@njit(cache=True)
+def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cfg, reorg_rows):
+    """SoE 7.2 Reorganization: a side with a Reorganize order in a battle area names the block "at
+    the beginning of the battle" (it fights at half strength)."""
+    for o in range(orders.n_orders[0]):
+        if (orders.order_type[o] == onb.REORGANIZE and orders.order_area[o] == area
+                and orders.order_status[o] == onb.PLACED and orders.order_block[o] < 0):
+            n = onb.legal_reorganize_nb(state, orders, o, reorg_rows)
+            if n > 0:
+                j = decide_nb(policies, orders.order_side[o], DECISION.REORGANIZE, n, rng_policy, ctr, cfg)
+                onb.designate_reorganize_nb(orders, o, reorg_rows[j])
+
+
+
+# --------------------------------------------------------------------------------------------------
 # SoE 7.4–7.44: battles
 
 
@@ -585,11 +765,12 @@ def _battle_cards_nb(state, cs, kr, side, area, policies, rng_policy, rng_chance
 
 
 @njit(cache=True)
-def battles_nb(state, cs, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, log, ctr, block_half,
-               snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
+def battles_nb(state, cs, orders, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, log, ctr, block_half,
+               wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
     """SoE 7.4: fight every battle, smallest first (ties by area index, battles reading E-B1), each
-    with its card decisions (7.41.1–2), losses, retreats, great victory and initiative (battles
-    module). Defend and Withdraw orders are not known to the loop yet (orders module)."""
+    with the Reorganize designation (7.2), its card decisions (7.41.1–2), the defender's Defend Area
+    and Withdraw orders (7.2), half strength (forced march, reorganizing), losses, retreats, great
+    victory and initiative (battles module)."""
     n_areas = state.control.shape[0]
     areas = np.empty(n_areas, dtype=np.int64)
     sizes = np.empty(n_areas, dtype=np.int64)
@@ -605,6 +786,13 @@ def battles_nb(state, cs, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, 
         if defender < 0:
             defender = state.garrison_side[area]
         attacker = 1 - defender
+        onb.mark_battle_nb(state, orders, area)
+        designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cfg, reorg_rows)
+        onb.block_half_nb(orders, block_half)
+        defend = onb.defend_flag_nb(state, orders, defender, area)
+        if defend:
+            log_event_nb(log, ctr, state, EVENT.DEFEND, defender, area, -1, -1, 0, 0)
+        withdraw = wd_mode[area]
         att_mod = _battle_cards_nb(state, cs, kr, attacker, area, policies, rng_policy, rng_chance, log, ctr, cfg,
                                    att_eff)
         def_mod = _battle_cards_nb(state, cs, kr, defender, area, policies, rng_policy, rng_chance, log, ctr, cfg,
@@ -614,7 +802,7 @@ def battles_nb(state, cs, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, 
         ini_side0 = state.initiative_side[front]
         ini_lvl0 = state.initiative_level[front]
         vp0 = state.vp[0]
-        resolve_battle_in_state_nb(state, m, cr, area, block_half, False, bnb.WITHDRAW_NONE, att_mod, def_mod,
+        resolve_battle_in_state_nb(state, m, cr, area, block_half, defend, withdraw, att_mod, def_mod,
                                    att_eff, def_eff, er.max_blocks, er.vp_encirclement, cfg.vp_leader_killed,
                                    cfg.vp_leader_captured, rec)
         end_battle_nb(cs, attacker)
@@ -661,20 +849,22 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
 @njit(cache=True)
 def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                 snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
-    """SoE 7.33: pull back the latest arrivals of every overstacked area (both sides; Eastern Links
-    exempt), towards friendly depots computed after the supply check."""
-    enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
-                     enemy, src, depot)
-    insup = state.block_in_supply.copy()  # block_supply_nb also writes per-block supply: keep 7.7's result
-    block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
-                    state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
-                    depot_dist, insup)
+    """SoE 7.33: pull back the latest arrivals of every overstacked area (Eastern Links exempt), the
+    Poles first, then the Soviets (G9); enemy areas and depot distances are recomputed before each
+    side so that no block is pulled back into an area the other side has just entered."""
     nbk = state.block_side.shape[0]
     dest = np.empty(nbk, dtype=np.int64)
     cnt = np.zeros(2, dtype=np.int64)
+    insup = state.block_in_supply.copy()  # block_supply_nb writes per-block supply: keep 7.7's result
     snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
     for s in range(2):
+        enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
+                          enemy)
+        supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+                         enemy, src, depot)
+        block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side,
+                        state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
+                        er.cavalry_supply_range, depot_dist, insup)
         overstack_pullback_nb(m.adj_indptr, m.adj_indices, m.eastern_link, enemy[s], depot_dist[s],
                               state.block_side, state.block_area, state.block_status, state.block_sp,
                               state.block_prev_area, state.block_arrival, s, er.max_blocks, dest, cnt)
@@ -963,7 +1153,7 @@ def _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
 
 
 @njit(cache=True)
-def play_game_nb(state, cs, m, cr, er, kr, rr, cfg, policies, rng_chance, rng_policy, log, ctr, out):
+def play_game_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log, ctr, out):
     """Play ``state`` / ``cs`` (changed in place) from the scenario's start to its end (SoE 5.0).
 
     Sequence (docs/engine-design.md): both draw piles are shuffled (chance stream) and each side
@@ -995,6 +1185,18 @@ def play_game_nb(state, cs, m, cr, er, kr, rr, cfg, policies, rng_chance, rng_po
     snap_garrison = np.empty(n_areas, dtype=state.garrison_side.dtype)
     n_op = er.operation_phases
     start_round = state.round[0]
+    n_orders_rows = onb.N_ORDER_TYPES * n_areas + 1
+    otype = np.empty(n_orders_rows, dtype=np.int64)
+    oarea = np.empty(n_orders_rows, dtype=np.int64)
+    mv_cap = nbk * m.adj_indices.shape[0] * 3
+    mv_block = np.empty(mv_cap, dtype=np.int64)
+    mv_dest = np.empty(mv_cap, dtype=np.int64)
+    mv_via = np.empty(mv_cap, dtype=np.int64)
+    mv_detach = np.empty(mv_cap, dtype=np.int64)
+    info = np.zeros(max(onb.N_MOVE_INFO, onb.N_WITHDRAW_INFO), dtype=np.int64)
+    wd_dest = np.empty(nbk, dtype=np.int64)
+    wd_mode = np.zeros(n_areas, dtype=np.int64)
+    reorg_rows = np.empty(nbk, dtype=np.int64)
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
@@ -1028,8 +1230,9 @@ def play_game_nb(state, cs, m, cr, er, kr, rr, cfg, policies, rng_chance, rng_po
                         elim_ever[b] = True
         else:
             # --- operation phase (SoE 7.0) -------------------------------------------------------
-            reset_phase_flags_nb(state)
+            onb.reset_phase_nb(state, orders, False)
             block_half[:] = False
+            wd_mode[:] = bnb.WITHDRAW_NONE
             extra_orders[:, :] = 0
             if cfg.two_front:
                 for s in range(2):  # SoE 10.1
@@ -1040,9 +1243,18 @@ def play_game_nb(state, cs, m, cr, er, kr, rr, cfg, policies, rng_chance, rng_po
             arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr)
             arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot)
             card_play_nb(state, cs, policies, rng_policy, log, ctr, cfg, extra_orders)
-            # orders (7.2), execution (7.3), reorganize (7.5), rail (7.6): orders module (G2)
-            battles_nb(state, cs, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, log, ctr, block_half,
-                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
+            place_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, extra_orders, otype, oarea)
+            for group in range(4):  # 7.3: forced marches, Recon, moves, Withdraw
+                execute_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, group, mv_block,
+                                  mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
+                                  snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+            battles_nb(state, cs, orders, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, log, ctr,
+                       block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                       destroyed_ever)
+            for group in range(4, 6):  # 7.5 Reorganize, 7.6 Rail Transport
+                execute_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, group, mv_block,
+                                  mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
+                                  snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
@@ -1132,8 +1344,24 @@ def copy_cards_nb(c):
                    c.remove_after_event.copy(), c.battle_effect.copy())
 
 
+@njit(cache=True)
+def new_log_nb(capacity):
+    """An empty event log (a separate kernel: parfors cannot lower ``np.zeros`` of a record dtype)."""
+    return np.zeros(capacity, dtype=EVENT_DTYPE)
+
+
+@njit(cache=True)
+def copy_orders_nb(o):
+    """A deep copy of an OrderState inside numba (field order of the NamedTuple)."""
+    return type(o)(o.order_side.copy(), o.order_front.copy(), o.order_type.copy(), o.order_area.copy(),
+                   o.order_status.copy(), o.order_executed.copy(), o.order_block.copy(), o.n_orders.copy(),
+                   o.arrival.copy(), o.pool_used.copy(), o.placed.copy(), o.recon_placed.copy(), o.executed.copy(),
+                   o.block_order.copy(), o.forced_march.copy(), o.reorganizing.copy(), o.pinned.copy(),
+                   o.moved.copy(), o.rail_moved.copy(), o.fought.copy(), o.detached.copy(), o.seen.copy())
+
+
 @njit(cache=True, parallel=True)
-def play_games_nb(state0, cs0, m, cr, er, kr, rr, cfg, policies, seeds, log_capacity, out):
+def play_games_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds, log_capacity, out):
     """Play ``seeds.shape[0]`` games from the same start (``state0``, ``cs0`` unchanged).
 
     ``seeds`` (n_games, 3) uint64: chance, Polish policy and Soviet policy stream seeds of each game.
@@ -1144,8 +1372,10 @@ def play_games_nb(state0, cs0, m, cr, er, kr, rr, cfg, policies, seeds, log_capa
     for g in prange(n):
         st = copy_state_nb(state0)
         cs = copy_cards_nb(cs0)
+        orders = copy_orders_nb(orders0)
         rng_chance = seeds[g, 0:1].copy()
         rng_policy = seeds[g, 1:3].copy()
-        log = np.zeros(log_capacity, dtype=EVENT_DTYPE)
+        log = new_log_nb(log_capacity)
         ctr = np.zeros(N_CTR, dtype=np.int64)
-        play_game_nb(st, cs, m, cr, er, kr, rr, cfg, policies, rng_chance, rng_policy, log, ctr, out[g])
+        play_game_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log, ctr,
+                     out[g])

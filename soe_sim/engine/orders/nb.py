@@ -302,19 +302,21 @@ def block_half_nb(orders, out):
 
 
 @njit(cache=True)
-def _can_place_exec(state, orules, t, i, b, side, dist_from, has_dest, has_rail):
-    """Could block ``b`` execute an order of type ``t`` on area ``i`` (placement time)?"""
-    if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != side:
-        return False
-    a = state.block_area[b]
+def _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, t, i, b, dist_from, has_dest, has_rail):
+    """Could block ``b`` execute an order of type ``t`` on area ``i`` (placement time)?
+
+    ``blk_area`` (-1: not a block of the placing side on the map), ``blk_arm``, ``blk_flags`` (bit 0:
+    in supply at the phase start, bit 1: below its maximum SP) are per block; ``allow_tab[arm, f]``
+    the movement allowance (``f`` = 1 forced)."""
+    a = blk_area[b]
     if a < 0:
         return False
-    sup = state.block_in_supply[b]
+    sup = (blk_flags[b] & 1) != 0
     if t == FORCED_MARCH_TO or t == MOVE_TO:
         if a == i or not sup:  # SoE 7.2: Move To / forced marches need supply at the phase start
             return False
         d = dist_from[a, i]
-        return d != UNREACHED and d <= allowance_nb(orules, state.block_arm[b], t == FORCED_MARCH_TO)
+        return d != UNREACHED and d <= allow_tab[blk_arm[b], 1 if t == FORCED_MARCH_TO else 0]
     if a != i:
         return False
     if t == FORCED_MARCH_OUT:
@@ -324,29 +326,29 @@ def _can_place_exec(state, orules, t, i, b, side, dist_from, has_dest, has_rail)
     if t == WITHDRAW or t == DEFEND:
         return True
     if t == REORGANIZE:
-        return sup and state.block_sp[b] < state.block_max_sp[b]
+        return sup and (blk_flags[b] & 2) != 0
     if t == RAIL_TRANSPORT:
         return sup and has_rail[a]
     return False
 
 
 @njit(cache=True)
-def _augment(state, orules, side, slot_type, slot_area, start_slot, match_block, match_slot,
-             blocks, n_blocks_side, dist_from, has_dest, has_rail):
+def _augment(blk_area, blk_arm, blk_flags, allow_tab, slot_type, slot_area, start_slot, match_block,
+             match_slot, blocks, n_blocks_side, dist_from, has_dest, has_rail, visited, from_slot, queue):
     """Find an augmenting path from order ``start_slot`` (bipartite matching orders ↔ blocks; each
     placed order needs its own executing block, SoE 7.2 "Multiple Orders", reading O2)."""
-    nbk = state.block_side.shape[0]
+    t0 = slot_type[start_slot]
+    i0 = slot_area[start_slot]
     # fast path: a capable free block
     for q in range(n_blocks_side):
         b = blocks[q]
-        if match_block[b] < 0 and _can_place_exec(state, orules, slot_type[start_slot], slot_area[start_slot],
-                                                  b, side, dist_from, has_dest, has_rail):
+        if match_block[b] < 0 and _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, t0, i0, b,
+                                                  dist_from, has_dest, has_rail):
             match_block[b] = start_slot
             match_slot[start_slot] = b
             return True
-    visited = np.zeros(nbk, dtype=np.bool_)
-    from_slot = np.full(nbk, -1, dtype=np.int64)
-    queue = np.empty(slot_type.shape[0] + 1, dtype=np.int64)
+    for q in range(n_blocks_side):
+        visited[blocks[q]] = False
     queue[0] = start_slot
     head = 0
     tail = 1
@@ -357,8 +359,8 @@ def _augment(state, orules, side, slot_type, slot_area, start_slot, match_block,
             b = blocks[q]
             if visited[b]:
                 continue
-            if not _can_place_exec(state, orules, slot_type[o], slot_area[o], b, side, dist_from, has_dest,
-                                   has_rail):
+            if not _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, slot_type[o], slot_area[o], b,
+                                   dist_from, has_dest, has_rail):
                 continue
             visited[b] = True
             from_slot[b] = o
@@ -481,11 +483,29 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
             slot_type[ns] = orders.order_type[o]
             slot_area[ns] = orders.order_area[o]
             ns += 1
+    blk_area = np.full(nbk, -1, dtype=np.int64)
+    blk_arm = np.zeros(nbk, dtype=np.int64)
+    blk_flags = np.zeros(nbk, dtype=np.int64)
+    for q in range(nbs):
+        b = blocks[q]
+        blk_area[b] = state.block_area[b]
+        blk_arm[b] = state.block_arm[b]
+        blk_flags[b] = (1 if state.block_in_supply[b] else 0) + (2 if state.block_sp[b] < state.block_max_sp[b] else 0)
+    allow_tab = np.zeros((3, 2), dtype=np.int64)
+    allow_tab[ARM.INFANTRY, 0] = orules.move_infantry
+    allow_tab[ARM.INFANTRY, 1] = orules.forced_infantry
+    allow_tab[ARM.CAVALRY, 0] = orules.move_cavalry
+    allow_tab[ARM.CAVALRY, 1] = orules.forced_cavalry
+    allow_tab[ARM.LEADER, 0] = orules.move_leader
+    allow_tab[ARM.LEADER, 1] = orules.forced_leader
+    visited = np.zeros(nbk, dtype=np.bool_)
+    from_slot = np.full(nbk, -1, dtype=np.int64)
+    aug_queue = np.empty(n_ord + 2, dtype=np.int64)
     match_block = np.full(nbk, -1, dtype=np.int64)
     match_slot = np.full(n_ord + 1, -1, dtype=np.int64)
     for o in range(ns):
-        _augment(state, orules, side, slot_type, slot_area, o, match_block, match_slot, blocks, nbs,
-                 dist_from, has_dest, has_rail)
+        _augment(blk_area, blk_arm, blk_flags, allow_tab, slot_type, slot_area, o, match_block, match_slot,
+                 blocks, nbs, dist_from, has_dest, has_rail, visited, from_slot, aug_queue)
     mb = np.empty(nbk, dtype=np.int64)
     ms = np.empty(n_ord + 1, dtype=np.int64)
 
@@ -493,6 +513,32 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
     for o in range(n_ord):
         if orders.order_side[o] == side and orders.order_status[o] != REMOVED:
             same[orders.order_type[o], orders.order_area[o]] += 1
+
+    # which (type, area) some block could execute, and some block not yet committed (matched)
+    cap_any = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
+    cap_free = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
+    for q in range(nbs):
+        b = blocks[q]
+        a = blk_area[b]
+        free = 1 if match_block[b] < 0 else 0
+        for t in range(N_ORDER_TYPES):
+            if t == RECON:
+                continue
+            if t == FORCED_MARCH_TO or t == MOVE_TO:
+                if (blk_flags[b] & 1) == 0:
+                    continue
+                for i in range(n):
+                    d = dist_from[a, i]
+                    if d == UNREACHED or d == 0 or map_arrays.front[i] != front:
+                        continue
+                    if _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, t, i, b, dist_from, has_dest,
+                                       has_rail):
+                        cap_any[t, i] += 1
+                        cap_free[t, i] += free
+            elif map_arrays.front[a] == front and _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, t, a,
+                                                                   b, dist_from, has_dest, has_rail):
+                cap_any[t, a] += 1
+                cap_free[t, a] += free
 
     owed = orules.mandatory_recon - orders.recon_placed[side, front]
     remaining = orders_allowed - orders.placed[side, front]
@@ -520,14 +566,19 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                         continue
                     n_recon += 1
                 else:
-                    mb[:] = match_block
-                    ms[:] = match_slot
-                    slot_type[ns] = t
-                    slot_area[ns] = i
-                    ms[ns] = -1
-                    if not _augment(state, orules, side, slot_type, slot_area, ns, mb, ms, blocks, nbs,
-                                    dist_from, has_dest, has_rail):
+                    if cap_any[t, i] == 0:
                         continue
+                    if cap_free[t, i] == 0:
+                        for q in range(nbk):
+                            mb[q] = match_block[q]
+                        for q in range(ns + 1):
+                            ms[q] = match_slot[q]
+                        slot_type[ns] = t
+                        slot_area[ns] = i
+                        ms[ns] = -1
+                        if not _augment(blk_area, blk_arm, blk_flags, allow_tab, slot_type, slot_area, ns, mb, ms,
+                                        blocks, nbs, dist_from, has_dest, has_rail, visited, from_slot, aug_queue):
+                            continue
                 if k < out_type.shape[0]:
                     out_type[k] = t
                     out_area[k] = i

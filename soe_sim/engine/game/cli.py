@@ -1,0 +1,66 @@
+"""Game-engine commands of ``soe-sim``: ``fuzz``.
+
+:func:`register` adds them to the top-level click group (called by :mod:`soe_sim.cli`).
+Exit codes of ``fuzz``: 0 when no game violated an invariant or crashed, 1 otherwise, 2 for bad input.
+"""
+from __future__ import annotations
+
+import json
+
+import click
+
+__all__ = ["register", "fuzz_command"]
+
+
+@click.command("fuzz")
+@click.option("--scenario", "-s", "scenarios", multiple=True, required=True,
+              help="Scenario id (repeat for several; 'all' for every built-in scenario).")
+@click.option("--games", "-n", default=100, show_default=True, type=click.IntRange(min=1), help="Games per scenario.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Batch seed; game i uses SeedSequence(seed).spawn(n)[i].")
+@click.option("--max-steps", default=None, type=click.IntRange(min=1), help="Decision steps per game before a game is aborted.")
+@click.option("--threads", default=None, type=click.IntRange(min=1), help="Numba threads (results do not depend on it).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def fuzz_command(scenarios, games, seed, max_steps, threads, fmt) -> None:
+    """Play random games and check the engine's invariants after every phase.
+
+    Checked: SP within 1..max for blocks on the map; a block is on the map iff it has an area;
+    stacking within the limit at phase end (Eastern Links exempt); no unresolved battle at phase end;
+    55 cards per side across locations, none left in play; the VP track equals the start VP plus the
+    VP events; permanently eliminated blocks never return.
+    """
+    from soe_sim.data.scenario import list_scenarios, load_scenario
+    from soe_sim.engine.game import DEFAULT_MAX_STEPS, fuzz
+
+    ids = []
+    for s in scenarios:
+        if s == "all":
+            ids.extend(list_scenarios()["id"].tolist())
+        else:
+            load_scenario(s)  # raises SoeInputError (exit 2) for an unknown id
+            ids.append(s)
+    reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads) for sid in ids]
+    failed = any(r["violations"] or r["crashes"] for r in reports)
+    if fmt == "json":
+        click.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
+    else:
+        for r in reports:
+            line = (f"{r['scenario']}: {r['games']} games (seed {r['seed']}): {r['violations']} with violations, "
+                    f"{r['crashes']} crashes, {r['stalemates']} stalemates; outcomes {r['outcomes']}; "
+                    f"winners {r['winners']}")
+            click.echo(line)
+            if r["first_violation"]:
+                v = r["first_violation"]
+                click.echo(f"  first violation: {v['code']} in game {v['game']} (seed {v['seed']}) at step {v['step']}, "
+                           f"round {v['round']} phase {v['phase']}")
+            if r["first_crash"]:
+                c = r["first_crash"]
+                click.echo(f"  first crash: game {c['game']} (seed {c['seed']}): {c['error']}")
+    if failed:
+        bad = [f"{r['scenario']}: {r['violations']} game(s) with violations, {r['crashes']} crash(es)"
+               for r in reports if r["violations"] or r["crashes"]]
+        raise click.ClickException("; ".join(bad))  # exit code 1
+
+
+def register(cli: click.Group) -> None:
+    """Add the game-engine commands to the ``soe-sim`` group."""
+    cli.add_command(fuzz_command)

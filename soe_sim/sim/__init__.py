@@ -1,0 +1,815 @@
+"""Running many games: :func:`simulate`, per-game statistics, summaries and the adaptive mode.
+
+:func:`simulate` plays ``games`` seeded games of a scenario with a policy per side and returns one
+row per game (columns :data:`GAME_COLUMNS` plus one ``held_<city>`` column per key city). Game ``i``
+of seed ``s`` is the engine's game ``play_game(scenario, seed=(s, i), polish=..., soviet=...)``
+(:mod:`soe_sim.engine.game`), so every row can be replayed from its ``seed`` and ``game`` columns,
+and the result is bit-identical at any thread count (each game depends only on its own seed).
+
+The per-game statistics are reduced inside the kernel from the game's event log (event kinds:
+:data:`soe_sim.engine.game.EVENT`) and from the final position, so no event log ever leaves numba.
+On request the same pass records the VP track after every phase (``trajectories=True``) and one row
+per battle (``battles=True``); :func:`simulate` then returns a :class:`Simulation`.
+
+What the events cannot tell yet is listed in :data:`MISSING_COLUMNS`.
+
+Adaptive mode (``ci_width=W``): games are played in batches until the widest of the 95 % Wilson
+intervals of the Polish and the Soviet win rates is narrower than ``W`` (or ``games`` are played).
+The batches are game-index ranges of the same seed, so the games played and the stopping point do
+not depend on the thread count either.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+import pandas as pd
+from numba import njit, prange
+
+from soe_sim.data.enums import Side
+from soe_sim.engine.game import nb as gnb
+from soe_sim.engine.game.nb import CAUSE, EVENT, EVENT_DTYPE, N_CTR, N_RES
+from soe_sim.engine.state import STATUS
+from soe_sim.errors import Problem, SoeInputError, did_you_mean
+
+__all__ = [
+    "simulate", "Simulation", "summarize", "win_interval", "play_chunk", "resolve_policy",
+    "key_city_ids", "GAME_COLUMNS", "TRAJECTORY_COLUMNS", "BATTLE_COLUMNS", "MISSING_COLUMNS",
+    "DEFAULT_CI_MAX_GAMES",
+]
+
+SIDES = ("polish", "soviet")
+DEFAULT_GAMES = 1000
+DEFAULT_CI_MAX_GAMES = 100_000
+DEFAULT_CI_BATCH = 1000
+DEFAULT_BATTLE_CAP = 64  # battles recorded per game in the first pass (games with more are replayed)
+
+# --------------------------------------------------------------------------------------------------
+# Per-game statistics reduced from the event log (int64 columns of the kernel's ``stats`` array).
+# Per-side statistics take two columns: ``base + side`` (SIDE.POLISH = 0, SIDE.SOVIET = 1).
+
+S_VP_START = 0
+S_IMMEDIATE = 1  # index of the [[victory.immediate]] condition met (-1 none)
+S_BATTLES = 2
+S_BATTLES_FOUGHT = 3
+S_ATTACKS = 4  # +side: battles in which the side attacked
+S_BATTLES_WON = 6
+S_GREAT_VICTORIES = 8
+S_SP_LOST_BATTLE = 10
+S_SP_LOST_SUPPLY = 12
+S_SP_LOST_OTHER = 14
+S_DESTROYED_BATTLE = 16  # blocks destroyed in battle (to the force pool, SoE 7.41.5)
+S_ELIM_BATTLE = 18  # blocks eliminated permanently in battle (no retreat 7.42, leaders 9.0)
+S_ELIM_SUPPLY = 20  # SoE 7.71
+S_ELIM_STACKING = 22  # SoE 7.33
+S_ELIM_OTHER = 24  # orders (Withdraw) and anything else
+S_LEADERS_LOST = 26
+S_GARRISONS_LOST = 28
+S_CITIES_CAPTURED = 30  # control changes to the side (key cities only, SoE 1.3)
+S_VP_CONTROL = 32  # signed VP (+ Polish) by cause
+S_VP_BATTLE = 33
+S_VP_SUPPLY = 34
+S_VP_OBJECTIVES = 35
+S_VP_OTHER = 36
+S_OBJECTIVES = 37  # +side: objectives achieved
+S_REINFORCEMENTS = 39  # +side: reinforcements arrived
+S_BUILDS = 41  # +side: blocks built (SoE 8.4)
+S_CITIES_END = 43  # +side: VP cities controlled at the end
+S_CITY_VP_END = 45  # +side: their VP
+S_SP_END = 47  # +side: SP on the map at the end
+S_BLOCKS_END = 49  # +side: blocks on the map at the end
+S_SP_TRACK_ERRORS = 51  # internal check: on-map blocks whose SP the event replay got wrong (0)
+N_STATS = 52
+
+# battle rows
+BT_ROUND, BT_PHASE, BT_AREA, BT_ATTACKER, BT_WINNER, BT_FOUGHT, BT_ATT_LOSSES, BT_DEF_LOSSES, BT_GREAT = range(9)
+N_BT = 9
+
+
+def _side_cols(prefix: str, base: int) -> list[tuple[str, int]]:
+    return [(f"{prefix}_{s}", base + k) for k, s in enumerate(SIDES)]
+
+
+# (column, stats index) in output order
+_STAT_COLUMNS: list[tuple[str, int]] = [
+    ("vp_start", S_VP_START),
+    ("immediate_condition", S_IMMEDIATE),
+    ("battles", S_BATTLES),
+    ("battles_fought", S_BATTLES_FOUGHT),
+    *_side_cols("attacks", S_ATTACKS),
+    *_side_cols("battles_won", S_BATTLES_WON),
+    *_side_cols("great_victories", S_GREAT_VICTORIES),
+    *_side_cols("sp_lost_battle", S_SP_LOST_BATTLE),
+    *_side_cols("sp_lost_supply", S_SP_LOST_SUPPLY),
+    *_side_cols("sp_lost_other", S_SP_LOST_OTHER),
+    *_side_cols("destroyed_battle", S_DESTROYED_BATTLE),
+    *_side_cols("eliminated_battle", S_ELIM_BATTLE),
+    *_side_cols("eliminated_supply", S_ELIM_SUPPLY),
+    *_side_cols("eliminated_stacking", S_ELIM_STACKING),
+    *_side_cols("eliminated_other", S_ELIM_OTHER),
+    *_side_cols("leaders_lost", S_LEADERS_LOST),
+    *_side_cols("garrisons_lost", S_GARRISONS_LOST),
+    *_side_cols("cities_captured", S_CITIES_CAPTURED),
+    ("vp_control", S_VP_CONTROL),
+    ("vp_battle", S_VP_BATTLE),
+    ("vp_supply", S_VP_SUPPLY),
+    ("vp_objectives", S_VP_OBJECTIVES),
+    ("vp_other", S_VP_OTHER),
+    *_side_cols("objectives", S_OBJECTIVES),
+    *_side_cols("reinforcements", S_REINFORCEMENTS),
+    *_side_cols("builds", S_BUILDS),
+    *_side_cols("cities_end", S_CITIES_END),
+    *_side_cols("city_vp_end", S_CITY_VP_END),
+    *_side_cols("sp_end", S_SP_END),
+    *_side_cols("blocks_end", S_BLOCKS_END),
+]
+
+#: Columns of :func:`simulate`'s per-game frame, in order (``held_<city>`` columns follow).
+GAME_COLUMNS: tuple[str, ...] = (
+    "scenario", "polish", "soviet", "seed", "game",
+    "outcome", "winner", "vp", "rounds", "last_round", "last_phase", "phases", "steps", "events", "abort",
+    *(c for c, _ in _STAT_COLUMNS[:2]),
+    "sp_lost_polish", "sp_lost_soviet",
+    "eliminated_polish", "eliminated_soviet",
+    *(c for c, _ in _STAT_COLUMNS[2:]),
+)
+
+#: Column meanings (README "Running many games" repeats them).
+COLUMN_DOCS = {
+    "seed": "batch seed; the game is play_game(scenario, seed=(seed, game), polish=..., soviet=...)",
+    "game": "game index within the batch seed",
+    "outcome": "finished | immediate_victory | aborted",
+    "winner": "polish | soviet | '' (draw or aborted)",
+    "vp": "final signed VP track (+ Polish), objectives included",
+    "rounds": "rounds played (partly or fully)",
+    "abort": "hard cap that aborted the game ('' none)",
+    "immediate_condition": "index of the [[victory.immediate]] condition met (-1 none)",
+    "sp_lost_<side>": "block SP lost in battle, out of supply and otherwise (sum of the next three)",
+    "sp_lost_battle_<side>": "block SP lost in battles, including blocks eliminated for want of a retreat",
+    "eliminated_<side>": "blocks destroyed or eliminated, any cause",
+    "destroyed_battle_<side>": "blocks destroyed in battle (back to the force pool)",
+    "eliminated_battle_<side>": "blocks eliminated permanently in battle (no retreat, leaders)",
+    "garrisons_lost_<side>": "garrisons removed (battle, supply, control)",
+    "vp_<cause>": "signed VP track change by cause (control, battle, supply, objectives, other)",
+    "held_<city>": "controller of the key city at the end: polish | soviet | '' (neutral)",
+}
+
+#: Per-game quantities the engine's events and results cannot give yet (not filled with placeholders).
+MISSING_COLUMNS = {
+    "leaders_killed / leaders_captured": "a leader's loss is a BLOCK_REMOVED event without the 9.0 reason "
+                                         "(only leaders_lost_<side> = both together is derived)",
+    "encirclements": "the battle's B_ENCIRCLED count is not logged; eliminated_battle_<side> counts "
+                     "permanent eliminations in battle (encircled blocks and leaders together)",
+    "vp by great victory / encirclement / leader": "VP events carry cause BATTLE only (vp_battle is their sum)",
+    "cards played / events by card": "derivable from CARD_PLAYED but not summarised yet",
+    "policy decision statistics": "the policies do not report their choices",
+}
+
+TRAJECTORY_COLUMNS = ("scenario", "polish", "soviet", "seed", "game", "step", "round", "phase", "vp")
+BATTLE_COLUMNS = ("scenario", "polish", "soviet", "seed", "game", "battle", "round", "phase", "area", "attacker",
+                  "winner", "fought", "attacker_losses", "defender_losses", "great_victory")
+
+
+# --------------------------------------------------------------------------------------------------
+# Kernels
+
+
+@njit(cache=True)
+def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat):
+    """Reduce one game's event log (first ``n`` events) and final ``state`` into ``stats``
+    (N_STATS,), ``key_ctrl`` (n_key,), the VP after every phase (``traj_*``, as many as fit) and the
+    battle rows (``bat`` (cap, N_BT), as many as fit). Returns (phases, battles) counted."""
+    sp = sp0.astype(np.int64)  # SP of every block, replayed from the events
+    stats[:] = 0
+    stats[S_IMMEDIATE] = -1
+    vp = np.int64(0)
+    n_ph = 0
+    n_bat = 0
+    last_winner = -1
+    cap_ph = traj_vp.shape[0]
+    cap_bat = bat.shape[0]
+    for i in range(n):
+        e = log[i]
+        k = e.kind
+        if k == EVENT.GAME_START:
+            vp = np.int64(e.value)
+            stats[S_VP_START] = e.value
+        elif k == EVENT.PHASE_START:
+            if 0 < n_ph <= cap_ph:
+                traj_vp[n_ph - 1] = vp
+            if n_ph < cap_ph:
+                traj_round[n_ph] = e.value
+                traj_phase[n_ph] = e.value2
+            n_ph += 1
+        elif k == EVENT.VP:
+            d = np.int64(e.value)
+            vp += d
+            c = e.value2
+            if c == CAUSE.CONTROL:
+                stats[S_VP_CONTROL] += d
+            elif c == CAUSE.BATTLE:
+                stats[S_VP_BATTLE] += d
+            elif c == CAUSE.SUPPLY:
+                stats[S_VP_SUPPLY] += d
+            elif c == CAUSE.OBJECTIVE:
+                stats[S_VP_OBJECTIVES] += d
+            else:
+                stats[S_VP_OTHER] += d
+        elif k == EVENT.BATTLE:
+            stats[S_BATTLES] += 1
+            if e.value2 != 0:
+                stats[S_BATTLES_FOUGHT] += 1
+            if e.side >= 0:
+                stats[S_ATTACKS + e.side] += 1
+            last_winner = e.value
+            if last_winner >= 0:
+                stats[S_BATTLES_WON + last_winner] += 1
+            if n_bat < cap_bat:
+                r = bat[n_bat]
+                r[BT_ROUND] = e.round
+                r[BT_PHASE] = e.phase
+                r[BT_AREA] = e.area
+                r[BT_ATTACKER] = e.side
+                r[BT_WINNER] = e.value
+                r[BT_FOUGHT] = e.value2
+            n_bat += 1
+        elif k == EVENT.BATTLE_LOSSES:
+            if e.block != 0 and last_winner >= 0:
+                stats[S_GREAT_VICTORIES + last_winner] += 1
+            if 0 < n_bat <= cap_bat:
+                r = bat[n_bat - 1]
+                r[BT_ATT_LOSSES] = e.value
+                r[BT_DEF_LOSSES] = e.value2
+                r[BT_GREAT] = e.block
+        elif k == EVENT.BLOCK_LOSS:
+            b = e.block
+            d = np.int64(e.value)
+            sp[b] -= d
+            s = e.side
+            if e.value2 == CAUSE.BATTLE:
+                stats[S_SP_LOST_BATTLE + s] += d
+            elif e.value2 == CAUSE.SUPPLY:
+                stats[S_SP_LOST_SUPPLY + s] += d
+            else:
+                stats[S_SP_LOST_OTHER + s] += d
+        elif k == EVENT.BLOCK_REMOVED:
+            b = e.block
+            s = e.side
+            st = e.value
+            if st == STATUS.DESTROYED_TO_POOL or st == STATUS.ELIMINATED_PERMANENT:
+                d = sp[b]
+                c = e.value2
+                if c == CAUSE.BATTLE:
+                    stats[S_SP_LOST_BATTLE + s] += d
+                    if st == STATUS.DESTROYED_TO_POOL:
+                        stats[S_DESTROYED_BATTLE + s] += 1
+                    else:
+                        stats[S_ELIM_BATTLE + s] += 1
+                elif c == CAUSE.SUPPLY:
+                    stats[S_SP_LOST_SUPPLY + s] += d
+                    stats[S_ELIM_SUPPLY + s] += 1
+                elif c == CAUSE.STACKING:
+                    stats[S_SP_LOST_OTHER + s] += d
+                    stats[S_ELIM_STACKING + s] += 1
+                else:
+                    stats[S_SP_LOST_OTHER + s] += d
+                    stats[S_ELIM_OTHER + s] += 1
+                if arm[b] == 2:  # ARM.LEADER
+                    stats[S_LEADERS_LOST + s] += 1
+            sp[b] = 0
+        elif k == EVENT.BLOCK_PLACED:
+            sp[e.block] = e.value
+        elif k == EVENT.REINFORCEMENT_ARRIVED:
+            sp[e.block] = e.value
+            if e.side >= 0:
+                stats[S_REINFORCEMENTS + e.side] += 1
+        elif k == EVENT.STRENGTHEN:
+            sp[e.block] = e.value
+        elif k == EVENT.BUILD:
+            sp[e.block] = e.value
+            if e.side >= 0:
+                stats[S_BUILDS + e.side] += 1
+        elif k == EVENT.COMBINE:
+            sp[e.block] = e.value2
+            if 0 <= e.value < sp.shape[0]:
+                sp[e.value] = 0
+        elif k == EVENT.REORGANIZED:
+            sp[e.block] += e.value
+        elif k == EVENT.MOVE:
+            if e.value2 > 0:
+                sp[e.block] -= e.value2
+        elif k == EVENT.GARRISON_REMOVED:
+            if e.side >= 0:
+                stats[S_GARRISONS_LOST + e.side] += 1
+        elif k == EVENT.CONTROL:
+            if e.side >= 0:
+                stats[S_CITIES_CAPTURED + e.side] += 1
+        elif k == EVENT.OBJECTIVE:
+            if e.side >= 0 and e.block != 0:
+                stats[S_OBJECTIVES + e.side] += 1
+        elif k == EVENT.IMMEDIATE_VICTORY:
+            stats[S_IMMEDIATE] = e.value
+    if 0 < n_ph <= cap_ph:
+        traj_vp[n_ph - 1] = vp
+    for a in range(m_vp.shape[0]):
+        c = state.control[a]
+        if m_vp[a] > 0 and c >= 0:
+            stats[S_CITIES_END + c] += 1
+            stats[S_CITY_VP_END + c] += m_vp[a]
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP:
+            s = state.block_side[b]
+            stats[S_SP_END + s] += state.block_sp[b]
+            stats[S_BLOCKS_END + s] += 1
+            if sp[b] != state.block_sp[b]:
+                stats[S_SP_TRACK_ERRORS] += 1
+    for j in range(key_areas.shape[0]):
+        key_ctrl[j] = state.control[key_areas[j]]
+    return n_ph, n_bat
+
+
+@njit(cache=True)
+def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seed_row, log_capacity,
+                 key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
+    """Play one game from the start position (copied) and reduce it; ``counts`` (2,) = phases, battles."""
+    st = gnb.copy_state_nb(state0)
+    cs = gnb.copy_cards_nb(cs0)
+    orders = gnb.copy_orders_nb(orders0)
+    rng_chance = seed_row[0:1].copy()
+    rng_policy = seed_row[1:3].copy()
+    log = np.zeros(log_capacity, dtype=EVENT_DTYPE)
+    ctr = np.zeros(N_CTR, dtype=np.int64)
+    gnb.play_game_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log, ctr, res)
+    n_ph, n_bat = _reduce_nb(log, ctr[gnb.C_EVENTS], state0.block_sp, state0.block_arm, st, m.vp, key_areas, stats,
+                             key_ctrl, traj_round, traj_phase, traj_vp, bat)
+    counts[0] = n_ph
+    counts[1] = n_bat
+
+
+@njit(cache=True, nogil=True)
+def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds, log_capacity, key_areas,
+                     res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
+    """Games one after the other (releases the GIL: safe in threaded task runners)."""
+    for g in range(seeds.shape[0]):
+        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds[g], log_capacity,
+                     key_areas, res[g], stats[g], key_ctrl[g], traj_round[g], traj_phase[g], traj_vp[g], bat[g],
+                     counts[g])
+
+
+@njit(cache=True, parallel=True)
+def _games_parallel_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds, log_capacity,
+                       key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
+    """Games in parallel (``numba.prange``); every game depends only on its own seed row."""
+    for g in prange(seeds.shape[0]):
+        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds[g], log_capacity,
+                     key_areas, res[g], stats[g], key_ctrl[g], traj_round[g], traj_phase[g], traj_vp[g], bat[g],
+                     counts[g])
+
+
+# --------------------------------------------------------------------------------------------------
+# Inputs
+
+
+def resolve_policy(name, where: str = "--polish", entry: str = "") -> str:
+    """The canonical name of a policy in the engine's registry, or a SoeInputError naming it."""
+    from soe_sim.engine.game.policies import POLICY_IDS, policy_id
+
+    if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+        for k, v in POLICY_IDS.items():
+            if v == int(name):
+                return k
+    try:
+        policy_id(name)
+    except (ValueError, TypeError):
+        known = sorted(POLICY_IDS)
+        hint = did_you_mean(str(name), known)
+        sugg = (hint + "; " if hint else "") + f"known policies: {', '.join(known)}"
+        raise SoeInputError(Problem(where, entry, "", name, "unknown policy", sugg)) from None
+    return str(name).strip().lower()
+
+
+def _check_seed(seed, where="--seed"):
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
+        raise SoeInputError(Problem(where, "", "", seed, "the seed must be a non-negative integer"))
+    return int(seed)
+
+
+def _setup_of(scenario):
+    """(GameSetup, scenario id) of an id, a Scenario or a GameSetup; unknown ids raise SoeInputError."""
+    from soe_sim.engine.game import GameSetup, game_setup
+
+    if isinstance(scenario, GameSetup):
+        return scenario, str(scenario.scenario.id)
+    if isinstance(scenario, str):
+        from soe_sim.data import load_scenario
+
+        load_scenario(scenario)  # SoeInputError (with a suggestion) for an unknown id
+    setup = game_setup(scenario)
+    return setup, str(setup.scenario.id)
+
+
+def key_city_ids(setup_or_map, key_cities=None) -> list[str]:
+    """Area ids of the key cities reported as ``held_<id>``: by default every city worth 2 VP or
+    more on the map (the same list for every scenario, so sweep partitions share one schema)."""
+    game_map = getattr(setup_or_map, "game_map", setup_or_map)
+    areas = game_map.areas
+    if key_cities is None:
+        return [str(a) for a in areas.loc[areas["vp"] >= 2, "id"]]
+    if isinstance(key_cities, str):
+        key_cities = [k for k in key_cities.split(",") if k.strip()]
+    out = []
+    for k in key_cities:
+        k = str(k).strip()
+        if k not in game_map.area_index:
+            raise SoeInputError(Problem("key_cities", "", "", k, "unknown area id",
+                                        did_you_mean(k, game_map.area_index.keys())))
+        out.append(k)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Playing a range of games
+
+
+@dataclass
+class _Raw:
+    res: np.ndarray
+    stats: np.ndarray
+    key_ctrl: np.ndarray
+    traj_round: np.ndarray
+    traj_phase: np.ndarray
+    traj_vp: np.ndarray
+    bat: np.ndarray
+    counts: np.ndarray
+
+
+def _seeds(seed: int, start: int, stop: int) -> np.ndarray:
+    from soe_sim.engine.game import game_streams
+
+    ss = np.random.SeedSequence(int(seed))
+    if stop <= start:
+        return np.zeros((0, 3), dtype=np.uint64)
+    return np.stack([game_streams(ss, i) for i in range(start, stop)])
+
+
+def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity, parallel=True):
+    n = seeds.shape[0]
+    cfg = setup.cfg
+    n_ph = cfg.max_phases + 1 if trajectories else 0
+    raw = _Raw(
+        res=np.zeros((n, N_RES), dtype=np.int64), stats=np.zeros((n, N_STATS), dtype=np.int64),
+        key_ctrl=np.zeros((n, len(key_areas)), dtype=np.int64),
+        traj_round=np.zeros((n, n_ph), dtype=np.int64), traj_phase=np.zeros((n, n_ph), dtype=np.int64),
+        traj_vp=np.zeros((n, n_ph), dtype=np.int64), bat=np.zeros((n, battle_cap, N_BT), dtype=np.int64),
+        counts=np.zeros((n, 2), dtype=np.int64),
+    )
+    if n == 0:
+        return raw
+    args = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
+            setup.orules, cfg, policies, seeds, int(log_capacity), key_areas, raw.res, raw.stats, raw.key_ctrl,
+            raw.traj_round, raw.traj_phase, raw.traj_vp, raw.bat, raw.counts)
+    if not parallel or threads == 1:
+        _games_serial_nb(*args)
+    else:
+        old = numba.get_num_threads()
+        try:
+            if threads:
+                numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+            _games_parallel_nb(*args)
+        finally:
+            numba.set_num_threads(old)
+    return raw
+
+
+def _battle_overflow(setup, policies, seeds, key_areas, raw, log_capacity):
+    """Replay the games that fought more battles than the buffer held (same seed: same game)."""
+    cap = raw.bat.shape[1]
+    over = np.flatnonzero(raw.counts[:, 1] > cap)
+    extra = {}
+    for g in over:
+        r = _run(setup, policies, seeds[g:g + 1], key_areas, threads=1, trajectories=False,
+                 battle_cap=int(raw.counts[g, 1]), log_capacity=log_capacity, parallel=False)
+        extra[int(g)] = r.bat[0]
+    return extra
+
+
+def _side_name(v: int) -> str:
+    return "" if v < 0 else Side(int(v)).slug
+
+
+def _frames(setup, scenario_id, polish, soviet, seed, game0, raw, key_ids, extra_battles, *, trajectories, battles):
+    from soe_sim.engine.game import AbortReason, Outcome
+
+    n = raw.res.shape[0]
+    res = raw.res
+    cols: dict[str, object] = {
+        "scenario": np.full(n, scenario_id, dtype=object), "polish": np.full(n, polish, dtype=object),
+        "soviet": np.full(n, soviet, dtype=object), "seed": np.full(n, seed, dtype=np.int64),
+        "game": np.arange(game0, game0 + n, dtype=np.int64),
+    }
+    outcome_names = {int(o): o.name.lower() for o in Outcome}
+    abort_names = {int(a): (a.name.lower() if int(a) else "") for a in AbortReason}
+    cols["outcome"] = np.array([outcome_names[int(v)] for v in res[:, gnb.R_OUTCOME]], dtype=object)
+    cols["winner"] = np.array([_side_name(v) for v in res[:, gnb.R_WINNER]], dtype=object)
+    for c, r in (("vp", gnb.R_VP), ("rounds", gnb.R_ROUNDS), ("last_round", gnb.R_LAST_ROUND),
+                 ("last_phase", gnb.R_LAST_PHASE), ("phases", gnb.R_PHASES), ("steps", gnb.R_STEPS),
+                 ("events", gnb.R_EVENTS)):
+        cols[c] = res[:, r].copy()
+    cols["abort"] = np.array([abort_names.get(int(v), str(int(v))) for v in res[:, gnb.R_ABORT]], dtype=object)
+    st = raw.stats
+    for c, j in _STAT_COLUMNS[:2]:
+        cols[c] = st[:, j].copy()
+    for k, s in enumerate(SIDES):
+        cols[f"sp_lost_{s}"] = st[:, S_SP_LOST_BATTLE + k] + st[:, S_SP_LOST_SUPPLY + k] + st[:, S_SP_LOST_OTHER + k]
+    for k, s in enumerate(SIDES):
+        cols[f"eliminated_{s}"] = sum(st[:, base + k] for base in (S_DESTROYED_BATTLE, S_ELIM_BATTLE, S_ELIM_SUPPLY,
+                                                                   S_ELIM_STACKING, S_ELIM_OTHER))
+    for c, j in _STAT_COLUMNS[2:]:
+        cols[c] = st[:, j].copy()
+    for j, a in enumerate(key_ids):
+        cols[f"held_{a}"] = np.array([_side_name(v) for v in raw.key_ctrl[:, j]], dtype=object)
+    games = pd.DataFrame(cols)
+    for c in ("scenario", "polish", "soviet", "outcome", "winner", "abort", *(f"held_{a}" for a in key_ids)):
+        games[c] = games[c].astype(str)
+    traj = bats = None
+    ident = games[["scenario", "polish", "soviet", "seed", "game"]]
+    if trajectories:
+        nph = np.minimum(raw.counts[:, 0], raw.traj_vp.shape[1])
+        gi = np.repeat(np.arange(n), nph)
+        step = np.concatenate([np.arange(k) for k in nph]) if n else np.zeros(0, np.int64)
+        traj = ident.iloc[gi].reset_index(drop=True)
+        traj["step"] = step.astype(np.int64)
+        traj["round"] = raw.traj_round[gi, step]
+        traj["phase"] = raw.traj_phase[gi, step]
+        traj["vp"] = raw.traj_vp[gi, step]
+    if battles:
+        rows = []
+        gids = []
+        for g in range(n):
+            b = extra_battles.get(g, raw.bat[g, : raw.counts[g, 1]])
+            rows.append(b)
+            gids.append(np.full(b.shape[0], g))
+        arr = np.concatenate(rows) if rows else np.zeros((0, N_BT), np.int64)
+        gi = np.concatenate(gids) if gids else np.zeros(0, np.int64)
+        bats = ident.iloc[gi].reset_index(drop=True)
+        bats["battle"] = np.concatenate([np.arange(len(r)) for r in rows]) if rows else np.zeros(0, np.int64)
+        bats["round"] = arr[:, BT_ROUND]
+        bats["phase"] = arr[:, BT_PHASE]
+        area_ids = setup.area_ids
+        bats["area"] = pd.array([str(area_ids[a]) if a >= 0 else "" for a in arr[:, BT_AREA]], dtype=str)
+        bats["attacker"] = pd.array([_side_name(v) for v in arr[:, BT_ATTACKER]], dtype=str)
+        bats["winner"] = pd.array([_side_name(v) for v in arr[:, BT_WINNER]], dtype=str)
+        bats["fought"] = arr[:, BT_FOUGHT].astype(bool)
+        bats["attacker_losses"] = arr[:, BT_ATT_LOSSES]
+        bats["defender_losses"] = arr[:, BT_DEF_LOSSES]
+        bats["great_victory"] = arr[:, BT_GREAT].astype(bool)
+    return games, traj, bats
+
+
+def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: int = 0, games: int,
+               threads: int | None = 1, key_cities=None, trajectories: bool = False, battles: bool = False,
+               battle_cap: int = DEFAULT_BATTLE_CAP, log_capacity: int | None = None, parallel: bool = True,
+               _check: bool = False):
+    """Games ``start .. start + games - 1`` of ``seed`` as ``(games, trajectories, battles)`` frames
+    (the last two None unless asked). The building block of :func:`simulate` and of the sweep."""
+    from soe_sim.engine.game import DEFAULT_LOG_CAPACITY
+    from soe_sim.engine.game.policies import policy_id
+
+    setup, sid = _setup_of(scenario)
+    polish = resolve_policy(polish, "--polish")
+    soviet = resolve_policy(soviet, "--soviet")
+    log_capacity = int(log_capacity or DEFAULT_LOG_CAPACITY)
+    key_ids = key_city_ids(setup, key_cities)
+    key_areas = np.array([setup.game_map.area_index[a] for a in key_ids], dtype=np.int64)
+    policies = np.array([policy_id(polish), policy_id(soviet)], dtype=np.int64)
+    seeds = _seeds(seed, int(start), int(start) + int(games))
+    raw = _run(setup, policies, seeds, key_areas, threads=threads, trajectories=trajectories,
+               battle_cap=int(battle_cap) if battles else 0, log_capacity=log_capacity, parallel=parallel)
+    extra = _battle_overflow(setup, policies, seeds, key_areas, raw, log_capacity) if battles else {}
+    out = _frames(setup, sid, polish, soviet, int(seed), int(start), raw, key_ids, extra,
+                  trajectories=trajectories, battles=battles)
+    if _check:
+        return (*out, raw)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Summaries
+
+
+def win_interval(wins: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """95 % Wilson interval of ``wins / n`` (:func:`soe_sim.battle.odds.wilson_interval`)."""
+    from soe_sim.battle.odds import wilson_interval
+
+    if n <= 0:
+        return 0.0, 1.0
+    lo, hi = wilson_interval(wins, int(n), z)
+    return float(lo), float(hi)
+
+
+def _ci_width(df: pd.DataFrame) -> float:
+    n = len(df)
+    if n == 0:
+        return 1.0
+    w = 0.0
+    for s in SIDES:
+        lo, hi = win_interval(int((df["winner"] == s).sum()), n)
+        w = max(w, hi - lo)
+    return w
+
+
+def summarize(games: pd.DataFrame, elapsed: float | None = None) -> dict:
+    """Summary of a per-game frame: counts, win rates with 95 % Wilson intervals, VP and more.
+
+    Keys: ``games``, ``polish_win``, ``soviet_win``, ``draw`` (rates; ``draw`` = finished or ended
+    games without a winner, aborted games excluded), ``aborted``, ``polish_win_ci``, ``soviet_win_ci``,
+    ``draw_ci``, ``vp_mean``, ``vp_sd``, ``rounds_mean``, ``battles_mean``, ``great_victories_mean``,
+    ``sp_lost_polish_mean``, ``sp_lost_soviet_mean``, ``outcomes``, ``ci_width`` and, given
+    ``elapsed`` seconds, ``seconds`` and ``games_per_second``.
+    """
+    n = int(len(games))
+    out: dict = {"games": n}
+    if "scenario" in games and n:
+        for c in ("scenario", "polish", "soviet"):
+            vals = games[c].unique().tolist()
+            out[c] = vals[0] if len(vals) == 1 else vals
+    if "seed" in games and n:
+        seeds = games["seed"].unique().tolist()
+        out["seed"] = int(seeds[0]) if len(seeds) == 1 else [int(s) for s in seeds]
+    pw = int((games["winner"] == "polish").sum()) if n else 0
+    sw = int((games["winner"] == "soviet").sum()) if n else 0
+    ab = int((games["outcome"] == "aborted").sum()) if n else 0
+    dr = n - pw - sw - ab
+    for key, k in (("polish_win", pw), ("soviet_win", sw), ("draw", dr)):
+        out[key] = k / n if n else float("nan")
+        out[key + "_ci"] = list(win_interval(k, n))
+    out["aborted"] = ab / n if n else float("nan")
+    out["ci_width"] = _ci_width(games)
+
+    def mean(c):
+        return float(games[c].mean()) if n else float("nan")
+
+    out["vp_mean"] = mean("vp")
+    out["vp_sd"] = float(games["vp"].std(ddof=1)) if n > 1 else float("nan")
+    out["rounds_mean"] = mean("rounds")
+    out["battles_mean"] = mean("battles")
+    out["great_victories_mean"] = (float((games["great_victories_polish"] + games["great_victories_soviet"]).mean())
+                                   if n else float("nan"))
+    for s in SIDES:
+        out[f"sp_lost_{s}_mean"] = mean(f"sp_lost_{s}")
+        out[f"eliminated_{s}_mean"] = mean(f"eliminated_{s}")
+    out["outcomes"] = {str(k): int(v) for k, v in games["outcome"].value_counts().sort_index().items()} if n else {}
+    held = [c for c in games.columns if c.startswith("held_")]
+    if held and n:
+        out["held_at_end"] = {c[5:]: {s: float((games[c] == s).mean()) for s in SIDES} for c in held}
+    if elapsed is not None:
+        out["seconds"] = float(elapsed)
+        out["games_per_second"] = n / elapsed if elapsed > 0 else float("inf")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# simulate
+
+
+@dataclass
+class Simulation:
+    """What :func:`simulate` returns when trajectories or battles are asked for."""
+
+    games: pd.DataFrame
+    trajectories: pd.DataFrame | None = None
+    battles: pd.DataFrame | None = None
+    elapsed: float = 0.0
+    meta: dict = field(default_factory=dict)
+
+    def summary(self) -> dict:
+        return summarize(self.games, self.elapsed)
+
+
+def _batch_size(games: int, threads: int) -> int:
+    return int(max(64 * threads, min(4096, math.ceil(games / 20))))
+
+
+def simulate(scenario, polish="random", soviet="random", *, games: int | None = None, seed: int | None = None,
+             threads: int | None = None, trajectories: bool = False, battles: bool = False,
+             ci_width: float | None = None, batch_size: int | None = None, key_cities=None,
+             progress: bool = False, out: str | None = None, log_capacity: int | None = None):
+    """Play many games of ``scenario`` and return one row per game.
+
+    Parameters
+    ----------
+    scenario : str, Scenario or GameSetup
+        A scenario id (``soe-sim scenarios``), a loaded Scenario or an engine GameSetup (for rule overlays).
+    polish, soviet : str
+        Policy names from the engine's registry (:data:`soe_sim.engine.game.policies.POLICY_IDS`).
+    games : int
+        Games to play (default 1000); with ``ci_width`` the most games to play (default 100 000).
+    seed : int
+        Batch seed; game ``i`` is ``play_game(scenario, seed=(seed, i), ...)``. None: a fresh random
+        seed (recorded in the ``seed`` column).
+    threads : int
+        Numba threads (default: all); the result does not depend on it.
+    trajectories, battles : bool
+        Also return the VP track after every phase (columns :data:`TRAJECTORY_COLUMNS`) and one row
+        per battle (:data:`BATTLE_COLUMNS`); the result is then a :class:`Simulation`.
+    ci_width : float
+        Adaptive mode: play batches of ``batch_size`` games (default 1000) until the widest 95 %
+        Wilson interval of the Polish and Soviet win rates is narrower than ``ci_width``.
+    key_cities : list of area ids
+        Cities reported as ``held_<id>`` (default: the map's cities worth 2 VP or more).
+    progress : bool
+        Show a tqdm progress bar on stderr.
+    out : str
+        Also write the per-game frame to this parquet (or ``.csv``) file.
+
+    Returns
+    -------
+    pandas.DataFrame (columns :data:`GAME_COLUMNS` + ``held_<city>``), or a :class:`Simulation` when
+    ``trajectories`` or ``battles`` is set. ``df.attrs["soe_sim"]`` holds the run's metadata
+    (elapsed seconds, games per second, threads, ci width reached).
+    """
+    from tqdm.auto import tqdm
+
+    setup, sid = _setup_of(scenario)
+    polish = resolve_policy(polish, "--polish")
+    soviet = resolve_policy(soviet, "--soviet")
+    seed = _check_seed(seed)
+    if ci_width is not None and not (0 < float(ci_width) < 1):
+        raise SoeInputError(Problem("--ci-width", "", "", ci_width, "the interval width must be between 0 and 1",
+                                    "e.g. 0.02 for a win rate within about ±1 percentage point"))
+    if games is None:
+        games = DEFAULT_CI_MAX_GAMES if ci_width is not None else DEFAULT_GAMES
+    if isinstance(games, bool) or int(games) < 0:
+        raise SoeInputError(Problem("--games", "", "", games, "the number of games must be a non-negative integer"))
+    games = int(games)
+    nthreads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)) if threads else numba.get_num_threads()
+    if ci_width is not None:
+        batch = int(batch_size or DEFAULT_CI_BATCH)
+    else:
+        batch = int(batch_size or _batch_size(games, nthreads))
+    batch = max(1, batch)
+    kw = dict(threads=nthreads, key_cities=key_cities, trajectories=trajectories, battles=battles,
+              log_capacity=log_capacity)
+    parts, trajs, bats = [], [], []
+    played = 0
+    width = 1.0
+    t0 = time.perf_counter()
+    with tqdm(total=games, unit="game", disable=not progress, desc=f"{sid} {polish} v {soviet}",
+              leave=False) as bar:
+        while played < games:
+            k = min(batch, games - played)
+            g, t, b = play_chunk(setup, polish, soviet, seed=seed, start=played, games=k, **kw)
+            parts.append(g)
+            if t is not None:
+                trajs.append(t)
+            if b is not None:
+                bats.append(b)
+            played += k
+            bar.update(k)
+            if ci_width is not None:
+                width = _ci_width(pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0])
+                bar.set_postfix(ci=f"{width:.4f}")
+                if width < float(ci_width):
+                    break
+    elapsed = time.perf_counter() - t0
+    if not parts:
+        df, t, b = play_chunk(setup, polish, soviet, seed=seed, start=0, games=0, **kw)
+        trajs, bats = [x for x in (t,) if x is not None], [x for x in (b,) if x is not None]
+    else:
+        df = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    df.index.name = None
+    meta = {"scenario": sid, "polish": polish, "soviet": soviet, "seed": seed, "games": int(len(df)),
+            "threads": nthreads, "seconds": elapsed, "games_per_second": len(df) / elapsed if elapsed > 0 else None,
+            "ci_width": _ci_width(df)}
+    if ci_width is not None:
+        meta["ci_target"] = float(ci_width)
+        meta["ci_reached"] = bool(meta["ci_width"] < float(ci_width))
+    df.attrs["soe_sim"] = meta
+    if out:
+        write_frame(df, out, "--out")
+    if not (trajectories or battles):
+        return df
+    cat = (lambda xs: pd.concat(xs, ignore_index=True) if xs else None)
+    return Simulation(games=df, trajectories=cat(trajs), battles=cat(bats), elapsed=elapsed, meta=meta)
+
+
+def write_frame(df: pd.DataFrame, path: str, option: str = "--out") -> None:
+    """Write a frame to ``.parquet`` (default) or ``.csv``; a bad path is a one-line input error."""
+    import os
+
+    try:
+        d = os.path.dirname(os.path.abspath(path))
+        os.makedirs(d, exist_ok=True)
+        if str(path).lower().endswith(".csv"):
+            df.to_csv(path, index=False)
+        else:
+            frame = df.copy()
+            frame.attrs = {}
+            frame.to_parquet(path, index=False)
+    except OSError as err:
+        raise SoeInputError(Problem(option, "", "", path, f"cannot write: {err.strerror or err}")) from None

@@ -1,0 +1,231 @@
+"""The round loop (SoE 5.0, 7.0–7.9, 8.0): fuzzer invariants on every scenario, determinism at any
+thread count, golden playthroughs, terminal conditions and the ``soe-sim fuzz`` command.
+
+Golden files (``tests/golden/*.txt``) are seeded random playthroughs rendered with
+:func:`soe_sim.engine.game.format_events`. A deliberate change of any engine module changes them:
+regenerate with ``SOE_UPDATE_GOLDEN=1 pytest tests/test_engine_game.py -k golden`` and review the
+diff.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from soe_sim.cli import main
+from soe_sim.data.enums import SIDE
+from soe_sim.engine.game import (
+    EVENT,
+    Event,
+    Decision,
+    format_events,
+    fuzz,
+    game_setup,
+    new_event_log,
+    nb,
+    play_game,
+    play_games,
+)
+from soe_sim.engine.game.policies import POLICY_RANDOM, choose_nb, policy_id
+
+SCENARIOS = ["tutorial", "kiev-offensive", "tukhachevsky-offensive", "battle-of-warsaw", "campaign-1920"]
+GOLDEN = Path(__file__).parent / "golden"
+GOLDEN_SEED = 2024
+FUZZ_GAMES = {"tutorial": 40, "kiev-offensive": 10, "tukhachevsky-offensive": 10, "battle-of-warsaw": 10,
+              "campaign-1920": 5}
+
+
+# --- fuzzer --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_fuzz_every_scenario(scenario):
+    rep = fuzz(scenario, FUZZ_GAMES[scenario], seed=11)
+    assert rep["crashes"] == 0, rep["first_crash"]
+    assert rep["violations"] == 0, rep["first_violation"]
+    assert rep["stalemates"] == 0
+    assert sum(rep["outcomes"].values()) == FUZZ_GAMES[scenario]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_fuzz_every_scenario_large(scenario):
+    rep = fuzz(scenario, 400, seed=12345)
+    assert rep["crashes"] == 0, rep["first_crash"]
+    assert rep["violations"] == 0, rep["first_violation"]
+    assert rep["stalemates"] == 0
+
+
+def test_invariants_detect_a_broken_vp_track():
+    """The checker is live: a VP change without its event is reported as VP_TRACK."""
+    res = play_game("tutorial", 5)
+    setup = game_setup("tutorial")
+    st = res.state
+    st.vp[0] += 3
+    elim = st.block_status == nb.STATUS.ELIMINATED_PERMANENT
+    code = nb.check_invariants_nb(st, res.cards, setup.game_map.arrays, setup.er, int(setup.state0.vp[0]),
+                                  res.log.records, res.log.ctr, elim)
+    assert code == nb.VIOLATION.VP_TRACK
+
+
+def test_vp_track_is_start_plus_vp_events():
+    for sc in ("kiev-offensive", "battle-of-warsaw"):
+        res = play_game(sc, 3)
+        ev = res.events
+        start = int(game_setup(sc).state0.vp[0])
+        assert res.vp == start + int(ev.loc[ev["kind"] == "vp", "value"].sum())
+        assert ev["kind"].iloc[0] == "game_start" and ev["kind"].iloc[-1] == "game_end"
+
+
+# --- determinism ----------------------------------------------------------------------------------
+
+
+def test_same_seed_same_event_log():
+    a = play_game("kiev-offensive", 99)
+    b = play_game("kiev-offensive", 99)
+    assert a.log.n == b.log.n
+    assert np.array_equal(a.log.used(), b.log.used())
+    c = play_game("kiev-offensive", 100)
+    assert not (a.log.n == c.log.n and np.array_equal(a.log.used(), c.log.used()))
+
+
+def test_batch_is_independent_of_threads_and_matches_single_games():
+    one = play_games("kiev-offensive", 6, seed=7, threads=1, raw=True)
+    many = play_games("kiev-offensive", 6, seed=7, threads=2, raw=True)
+    assert np.array_equal(one, many)
+    for i in (0, 5):
+        g = play_game("kiev-offensive", (7, i))
+        assert np.array_equal(g.row, one[i])
+
+
+def test_policy_streams_are_separate_from_chance():
+    """Common random numbers: the first card draws (chance stream) do not depend on the policies."""
+    a = play_game("tutorial", 1).events
+    b = play_game("tutorial", 1).events
+    drawn = lambda ev: ev[ev["kind"] == "cards_drawn"].head(2).to_dict("records")  # noqa: E731
+    assert drawn(a) == drawn(b)
+
+
+# --- golden playthroughs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scenario", ["tutorial", "kiev-offensive"])
+def test_golden_playthrough(scenario):
+    text = play_game(scenario, GOLDEN_SEED).text()
+    path = GOLDEN / f"{scenario}.txt"
+    if os.environ.get("SOE_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    expected = path.read_text()
+    if text != expected:
+        import difflib
+
+        diff = "".join(list(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden",
+                                                 "now"))[:60])
+        pytest.fail(f"{scenario} playthrough differs from {path}:\n{diff}")
+
+
+# --- terminal conditions, objectives, policies ----------------------------------------------------
+
+
+def test_outcomes_and_rounds():
+    res = play_game("tutorial", 4)
+    assert res.outcome == "finished" and res.rounds == 1
+    assert res.winner == ("polish" if res.vp > 0 else "soviet" if res.vp < 0 else None)
+    res = play_game("campaign-1920", 4)
+    assert res.outcome in ("finished", "immediate_victory")
+    if res.outcome == "finished":
+        assert res.rounds == 5
+
+
+def test_step_cap_aborts():
+    res = play_game("kiev-offensive", 1, max_steps=50)
+    assert res.outcome == "aborted" and res.winner is None and res.abort_reason == "total_steps"
+    assert res.events["kind"].iloc[-1] == "game_end"
+
+
+def test_immediate_victory_vp_and_capture():
+    setup = game_setup("battle-of-warsaw")
+    cfg = setup.cfg
+    st = setup.state0.copy()
+    st.vp[0] = -15
+    t = nb.immediate_victory_nb(st, cfg)
+    assert t >= 0 and cfg.imm_side[t] == SIDE.SOVIET
+    st.vp[0] = 3
+    warsaw = setup.game_map.area_index["warsaw"]
+    st.control[warsaw] = SIDE.SOVIET
+    t = nb.immediate_victory_nb(st, cfg)
+    assert t >= 0 and cfg.imm_kind[t] == nb.IMMEDIATE_CAPTURE_AREA
+    st.control[warsaw] = SIDE.POLISH
+    assert nb.immediate_victory_nb(st, cfg) == -1
+
+
+def test_all_of_objective_needs_every_area():
+    """Kiev Offensive: Bobruisk and Mazyr (+4 to the Poles) score only when both are held."""
+    setup = game_setup("kiev-offensive")
+    cfg = setup.cfg
+    ai = setup.game_map.area_index
+    k = [i for i in range(len(cfg.obj_kind)) if cfg.obj_areas[i, ai["bobruisk"]] and cfg.obj_areas[i, ai["mazyr"]]]
+    assert len(k) == 1
+    only = np.zeros_like(cfg.obj_kind, dtype=bool)
+    only[k[0]] = True
+    sub = cfg._replace(obj_kind=cfg.obj_kind[only], obj_side=cfg.obj_side[only], obj_vp=cfg.obj_vp[only],
+                       obj_areas=cfg.obj_areas[only], obj_blocks=cfg.obj_blocks[only])
+    for held, gain in (((SIDE.POLISH, SIDE.SOVIET), 0), ((SIDE.POLISH, SIDE.POLISH), 4)):
+        st = setup.state0.copy()
+        st.vp[0] = 5
+        st.control[ai["bobruisk"]], st.control[ai["mazyr"]] = held
+        log = new_event_log(64)
+        nb.score_objectives_nb(st, setup.game_map.arrays, sub, np.zeros(st.n_blocks, bool), log.records, log.ctr)
+        assert int(st.vp[0]) == 5 + gain
+
+
+def test_random_policy_is_uniform_and_in_range():
+    rng = np.array([123], dtype=np.uint64)
+    draws = np.array([choose_nb(POLICY_RANDOM, int(Decision.MOVE), 4, rng) for _ in range(4000)])
+    assert draws.min() == 0 and draws.max() == 3
+    assert np.all(np.abs(np.bincount(draws) / 4000 - 0.25) < 0.04)
+    assert choose_nb(POLICY_RANDOM, 0, 1, rng) == 0
+    assert policy_id("random") == POLICY_RANDOM
+    with pytest.raises(ValueError):
+        policy_id("nope")
+
+
+def test_event_enum_mirrors_and_rendering():
+    assert Event.VP == EVENT.VP and Event.GAME_END.name == "GAME_END"
+    res = play_game("tutorial", GOLDEN_SEED)
+    text = format_events(res.events)
+    assert text.splitlines()[0].startswith("1.1 game_start")
+    assert len(text.splitlines()) == res.log.n
+
+
+# --- CLI ------------------------------------------------------------------------------------------
+
+
+def test_cli_fuzz_json(capsys):
+    assert main(["fuzz", "--scenario", "tutorial", "--games", "5", "--seed", "3", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in ("games", "violations", "crashes", "stalemates", "seed", "first_violation"):
+        assert key in data
+    assert data["games"] == 5 and data["seed"] == 3 and data["violations"] == 0
+
+
+def test_cli_fuzz_text_and_exit_codes(capsys, monkeypatch):
+    assert main(["fuzz", "-s", "tutorial", "-n", "2"]) == 0
+    assert "tutorial: 2 games" in capsys.readouterr().out
+    assert main(["fuzz", "-s", "no-such-scenario", "-n", "2"]) == 2
+    import soe_sim.engine.game as game
+
+    def broken(sid, games, seed, **kw):
+        return {"scenario": sid, "games": games, "seed": seed, "violations": 1, "crashes": 0, "stalemates": 0,
+                "first_violation": {"game": 0, "seed": [seed, 0], "step": 7, "round": 1, "phase": 2,
+                                    "code": "stacking"},
+                "first_crash": None, "outcomes": {}, "winners": {}, "mean_steps": 0.0}
+
+    monkeypatch.setattr(game, "fuzz", broken)
+    assert main(["fuzz", "-s", "tutorial", "-n", "2", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["first_violation"]["step"] == 7 and data["first_violation"]["seed"] == [0, 0]

@@ -1,0 +1,722 @@
+"""Orders and movement (SoE 7.2, 7.3, 7.31–7.33, 7.5, 7.6, 7.71, 2.2): the rulebook examples on the
+tutorial map, a plain-Python oracle of ``legal_moves_nb`` on random positions, and invariants of
+move sequences. Readings: docs/rules.md "Engine: orders and movement" (O1…)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from soe_sim.data import load_blocks, load_map, load_scenario
+from soe_sim.data.enums import ARM, FRONT, SIDE, UnitClass
+from soe_sim.engine.battles.nb import battle_inputs_nb, defender_side_nb
+from soe_sim.engine.nb import PULLBACK_NONE, check_supply, overstack_pullback_nb
+from soe_sim.engine.orders import (
+    N_MOVE_INFO,
+    N_WITHDRAW_INFO,
+    OrderStatus,
+    OrderType,
+    apply_move,
+    legal_moves,
+    legal_orders,
+    legal_rail,
+    move_capacity,
+    nb,
+    new_order_state,
+    order_constants,
+    place_order,
+)
+from soe_sim.engine.state import STATUS, engine_constants, new_game
+from soe_sim.rules import load_rules
+
+P, S = int(SIDE.POLISH), int(SIDE.SOVIET)
+N, SO = int(FRONT.NORTH), int(FRONT.SOUTH)
+T = OrderType
+
+
+@pytest.fixture(scope="module")
+def world():
+    return load_map(), load_blocks(), load_rules()
+
+
+@pytest.fixture(scope="module")
+def orules(world):
+    return order_constants(world[2])
+
+
+def tutorial(world):
+    game_map, roster, rules = world
+    state = new_game(load_scenario("tutorial"), game_map, roster, rules)
+    check_supply(state, game_map, engine_constants(rules), apply=False)
+    ids = {bid: i for i, bid in enumerate(roster.blocks["id"].to_numpy()[state.block_roster])}
+    return state, new_order_state(state), ids
+
+
+def put(state, game_map, block, area, sp=None):
+    """Place a (force-pool) block on the map for a test position."""
+    state.block_status[block] = STATUS.ON_MAP
+    state.block_area[block] = game_map.index(area)
+    state.block_sp[block] = state.block_max_sp[block] if sp is None else sp
+    state.block_in_supply[block] = True
+
+
+def order(state, orders, game_map, side, otype, area):
+    front = int(game_map.front[game_map.index(area)])
+    return place_order(state, orders, game_map, side, front, otype, area)
+
+
+def moves0(state, orders, game_map, orules, o):
+    """Legal moves without detachments: {(block, dest, via)}."""
+    return {(b, d, v) for b, d, v, x in legal_moves(state, orders, game_map, orules, o) if x == 0}
+
+
+def finish(orders, o):
+    return OrderStatus(int(nb.finish_order_nb(orders, o)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# SoE 7.2 placement
+
+
+def test_soe_7_2_order_placement_example(world, orules):
+    """SoE 7.2 example: the Soviet (+1 orders card: 3 orders) places Recon, the Pole (2 orders) Move
+    Out, the Soviet Defend, the Pole Recon (his last slot: only Recon is legal), the Soviet Move Out."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    sov = legal_orders(state, orders, game_map, orules, S, N, 3)
+    assert (T.RECON, "zlobin") in sov and (None, None) not in sov  # Recon still owed: no pass
+    order(state, orders, game_map, S, T.RECON, "zlobin")
+    pol = legal_orders(state, orders, game_map, orules, P, N, 2)
+    assert (T.MOVE_OUT, "charyshi") in pol
+    order(state, orders, game_map, P, T.MOVE_OUT, "charyshi")
+    sov = legal_orders(state, orders, game_map, orules, S, N, 3)
+    assert (T.DEFEND, "gomel") in sov and (None, None) in sov
+    order(state, orders, game_map, S, T.DEFEND, "gomel")
+    pol = legal_orders(state, orders, game_map, orules, P, N, 2)
+    assert pol and all(t == T.RECON for t, _ in pol)  # one slot left, Recon owed
+    order(state, orders, game_map, P, T.RECON, "rohachev")
+    sov = legal_orders(state, orders, game_map, orules, S, N, 3)
+    assert (T.MOVE_OUT, "gomel") in sov  # the second Gomel block executes it
+    order(state, orders, game_map, S, T.MOVE_OUT, "gomel")
+    assert legal_orders(state, orders, game_map, orules, S, N, 3) == []
+    assert legal_orders(state, orders, game_map, orules, P, N, 2) == []
+    assert int(orders.pool_used[S, T.RECON]) == 1 and int(orders.placed[S, N]) == 3
+
+
+def test_soe_7_2_recon_range_pool_and_eastern_links(world, orules):
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    # Recon: within recon_range of a friendly block, "even across enemy blocks"; never an Eastern Link
+    # for the Poles (Klintsy is next to Soviet Gomel, 3 links from Charyshi).
+    pol = legal_orders(state, orders, game_map, orules, P, N, 2)
+    assert (T.RECON, "gomel") in pol
+    assert all(a != "klintsy" for _, a in pol)
+    sov = legal_orders(state, orders, game_map, orules, S, N, 2)
+    assert (T.RECON, "klintsy") in sov  # the Soviets may
+    # at most one order of a type per area; the pool of a type runs out
+    order(state, orders, game_map, P, T.DEFEND, "charyshi")
+    pol = legal_orders(state, orders, game_map, orules, P, N, 5)
+    assert (T.DEFEND, "charyshi") not in pol
+    orders.pool_used[P, T.RECON] = orules.pool[T.RECON]
+    pol = legal_orders(state, orders, game_map, orules, P, N, 5)
+    assert all(t != T.RECON for t, _ in pol) and (None, None) in pol  # no Recon possible: not owed
+
+
+def test_soe_7_2_multiple_orders_examples(world, orules):
+    """SoE 7.2 "Multiple Orders": one block can carry one order; two blocks two."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    sov = legal_orders(state, orders, game_map, orules, S, N, 5)
+    assert (T.MOVE_OUT, "rohachev") in sov and (T.MOVE_TO, "klichev") in sov
+    order(state, orders, game_map, S, T.DEFEND, "rohachev")  # Rohachev holds one Soviet block
+    sov = legal_orders(state, orders, game_map, orules, S, N, 5)
+    assert (T.MOVE_OUT, "rohachev") not in sov  # "may not place a 'Move Out' order on that same area"
+    assert (T.MOVE_TO, "klichev") not in sov  # only the Defend block reaches Klichev
+    assert (T.MOVE_TO, "zlobin") in sov  # the Gomel blocks reach Zlobin
+    # Gomel holds two blocks: Defend then Reorganization (ru-57-id is below its maximum)
+    order(state, orders, game_map, S, T.DEFEND, "gomel")
+    sov = legal_orders(state, orders, game_map, orules, S, N, 5)
+    assert (T.REORGANIZE, "gomel") in sov
+    order(state, orders, game_map, S, T.REORGANIZE, "gomel")
+    sov = legal_orders(state, orders, game_map, orules, S, N, 5)
+    assert (T.MOVE_OUT, "gomel") not in sov and (T.RAIL_TRANSPORT, "gomel") not in sov
+    # Move To Zlobin now needs a block other than the three committed ones: Kalenkovichi's brigade
+    assert (T.MOVE_TO, "zlobin") in sov
+
+
+def test_soe_7_71_out_of_supply_orders(world, orules):
+    """SoE 7.71: out-of-supply blocks only execute Move Out, Withdraw or Defend Area."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    state.block_in_supply[:] = False
+    pol = {t for t, a in legal_orders(state, orders, game_map, orules, P, N, 5) if a == "charyshi"}
+    assert pol == {T.RECON, T.MOVE_OUT, T.WITHDRAW, T.DEFEND}
+    pol_to = {t for t, a in legal_orders(state, orders, game_map, orules, P, N, 5) if a == "zlobin"}
+    assert pol_to == {T.RECON}
+
+
+# ---------------------------------------------------------------------------------------------------
+# SoE 7.3 execution examples
+
+
+def test_soe_7_3_zlobin_movement_example(world, orules):
+    """SoE 7.3 worked example on the tutorial scenario."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    ix = game_map.index
+    fm = order(state, orders, game_map, P, T.FORCED_MARCH_OUT, "charyshi")
+    sov_to = order(state, orders, game_map, S, T.MOVE_TO, "zlobin")
+    pol_to = order(state, orders, game_map, P, T.MOVE_TO, "zlobin")
+    recon = order(state, orders, game_map, S, T.RECON, "mazyr")
+
+    # Forced marches: the Pole moves block 1 into Zlobin and will defend it.
+    b1, b6, b7 = ids["pl-9-id"], ids["pl-14-id"], ids["pl-cav-1"]
+    assert (b1, "zlobin", "charyshi") in moves0(state, orders, game_map, orules, fm)
+    apply_move(state, orders, game_map, orules, fm, b1, "zlobin", "charyshi")
+    assert finish(orders, fm) == OrderStatus.EXECUTED
+    assert defender_side_nb(state, ix("zlobin")) == P
+    assert orders.forced_march[b1] and state.block_prev_area[b1] == ix("charyshi")
+
+    # Recon: the Soviet looks at block 7 in Mazyr.
+    assert not orders.seen[S, b7]
+    assert nb.execute_recon_nb(state, orders, recon) == 1
+    assert orders.seen[S, b7] and not orders.seen[S, b1]
+
+    # Moves: Soviet block 2 from the north, 3 and 4 from the east; block 5 stays.
+    b2, b3, b4, b5 = ids["ru-10-id"], ids["ru-2-id"], ids["ru-57-id"], ids["ru-inf-1"]
+    opts = moves0(state, orders, game_map, orules, sov_to)
+    assert opts == {(b2, "zlobin", "rohachev"), (b3, "zlobin", "gomel"), (b4, "zlobin", "gomel"),
+                    (b5, "zlobin", "kalenkovichi")}
+    assert nb.min_moves_required_nb(state, orders, game_map.arrays, orules, sov_to) == 1
+    info = apply_move(state, orders, game_map, orules, sov_to, b2, "zlobin", "rohachev")
+    assert info["pinned"] == b1 and orders.pinned[b1]
+    apply_move(state, orders, game_map, orules, sov_to, b3, "zlobin", "gomel")
+    apply_move(state, orders, game_map, orules, sov_to, b4, "zlobin", "gomel")
+    assert nb.min_moves_required_nb(state, orders, game_map.arrays, orules, sov_to) == 0
+    assert finish(orders, sov_to) == OrderStatus.EXECUTED
+    assert list(state.block_arrival[[b1, b2, b3, b4]]) == [1, 2, 3, 4]
+
+    # The Pole moves block 6 from the west; cavalry 7 cannot pass Kalenkovichi (Soviet block 5).
+    opts = moves0(state, orders, game_map, orules, pol_to)
+    assert opts == {(b6, "zlobin", "charyshi")}
+    apply_move(state, orders, game_map, orules, pol_to, b6, "zlobin", "charyshi")
+    assert finish(orders, pol_to) == OrderStatus.EXECUTED
+    assert not orders.forced_march[b6]
+
+    # The battle sees: defender the Poles; attacks from the north and the east; one supporting
+    # direction (block 6 from the west).
+    nbk = state.n_blocks
+    att, dfn, adir = (np.empty(nbk, np.int64) for _ in range(3))
+    half = np.zeros(nbk, np.bool_)
+    nb.block_half_nb(orders, half)
+    assert half[b1] and not half[b6]
+    n_att, n_def, n_support, _ = battle_inputs_nb(state, game_map.arrays, ix("zlobin"), P, half, att, dfn, adir)
+    assert (n_att, n_def, n_support) == (3, 2, 1)
+    assert set(adir[:n_att]) == {ix("rohachev"), ix("gomel")}
+
+
+def test_soe_7_3_forced_march_pins_forced_march_out(world, orules):
+    """SoE 7.3 example: Soviet forced marches pin every Polish block; the Polish Forced March Out is
+    removed and the Poles fight at full strength, the Soviets at half."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    pol = order(state, orders, game_map, P, T.FORCED_MARCH_OUT, "charyshi")
+    sov = order(state, orders, game_map, S, T.FORCED_MARCH_OUT, "gomel")
+    b3, b4 = ids["ru-2-id"], ids["ru-57-id"]
+    opts = moves0(state, orders, game_map, orules, sov)
+    assert (b3, "charyshi", "zlobin") in opts and (b4, "charyshi", "zlobin") in opts
+    apply_move(state, orders, game_map, orules, sov, b3, "charyshi", "zlobin")
+    apply_move(state, orders, game_map, orules, sov, b4, "charyshi", "zlobin")
+    assert orders.pinned[ids["pl-9-id"]] and orders.pinned[ids["pl-14-id"]]
+    assert legal_moves(state, orders, game_map, orules, pol) == []
+    assert nb.min_moves_required_nb(state, orders, game_map.arrays, orules, pol) == 0
+    used = int(orders.pool_used[P, T.FORCED_MARCH_OUT])
+    assert finish(orders, pol) == OrderStatus.REMOVED
+    assert int(orders.pool_used[P, T.FORCED_MARCH_OUT]) == used - 1  # back in the pool
+    half = np.zeros(state.n_blocks, np.bool_)
+    nb.block_half_nb(orders, half)
+    assert half[b3] and half[b4] and not half[ids["pl-9-id"]] and not half[ids["pl-14-id"]]
+
+
+def test_soe_7_32_pin_example(world, orules):
+    """SoE 7.32: two Soviet blocks move into an area held by four Polish blocks with a Move Out
+    order: two are pinned, at least one must move out (not along the road the Soviets came by),
+    the last may stay."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    put(state, game_map, ids["pl-inf-1"], "charyshi")
+    put(state, game_map, ids["pl-inf-2"], "charyshi")
+    pol = order(state, orders, game_map, P, T.MOVE_OUT, "charyshi")
+    sov = order(state, orders, game_map, S, T.FORCED_MARCH_OUT, "gomel")
+    for b in (ids["ru-2-id"], ids["ru-57-id"]):
+        apply_move(state, orders, game_map, orules, sov, b, "charyshi", "zlobin")
+    polish = [ids[k] for k in ("pl-9-id", "pl-14-id", "pl-inf-1", "pl-inf-2")]
+    pinned = [b for b in polish if orders.pinned[b]]
+    free = [b for b in polish if not orders.pinned[b]]
+    assert len(pinned) == 2
+    opts = moves0(state, orders, game_map, orules, pol)
+    assert {b for b, _, _ in opts} == set(free)
+    assert {d for _, d, _ in opts} == {"bobruisk", "kopatkevichi"}  # not back along the Zlobin road
+    assert nb.min_moves_required_nb(state, orders, game_map.arrays, orules, pol) == 1
+    b, d, v = sorted(opts)[0]
+    apply_move(state, orders, game_map, orules, pol, b, d, v)
+    assert nb.min_moves_required_nb(state, orders, game_map.arrays, orules, pol) == 0
+    assert len(moves0(state, orders, game_map, orules, pol)) == 2  # the last one may still go
+
+
+def test_soe_7_3_move_to_may_not_come_up_short(world, orules):
+    """SoE 7.3 cavalry example: an enemy block moves in between; the Move To cannot be executed,
+    a Move Out could have entered the enemy area."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    b5, b7 = ids["ru-inf-1"], ids["pl-cav-1"]
+    state.block_area[b5] = game_map.index("rechitsa")
+    to = order(state, orders, game_map, P, T.MOVE_TO, "zlobin")
+    out = order(state, orders, game_map, P, T.MOVE_OUT, "mazyr")
+    fm = order(state, orders, game_map, S, T.FORCED_MARCH_OUT, "rechitsa")
+    assert (b7, "zlobin", "kalenkovichi") in moves0(state, orders, game_map, orules, to)
+    apply_move(state, orders, game_map, orules, fm, b5, "kalenkovichi", "rechitsa")
+    assert all(b != b7 for b, _, _ in moves0(state, orders, game_map, orules, to))
+    out_opts = moves0(state, orders, game_map, orules, out)
+    assert (b7, "kalenkovichi", "mazyr") in out_opts
+    assert all(d != "zlobin" for _, d, _ in out_opts)  # the move stops in Kalenkovichi
+
+
+def test_soe_7_33_lutsk_and_link_limit(world, orules):
+    """SoE 7.33: stacking is only enforced at the end of the phase (the third block from Sokal may
+    move; the phase-end pull-back sends the last arrival back to Sokal); at most four blocks of a
+    side along one road into a battle area."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    ix = game_map.index
+    lutsk_defenders = [ids["pl-9-id"], ids["pl-14-id"]]
+    movers = [ids["pl-inf-1"], ids["pl-inf-2"], ids["pl-cav-2"]]
+    for b in lutsk_defenders:
+        put(state, game_map, b, "lutsk")
+    for b in movers:
+        put(state, game_map, b, "sokal")
+    to = order(state, orders, game_map, P, T.MOVE_TO, "lutsk")
+    for b in movers:
+        opts = moves0(state, orders, game_map, orules, to)
+        assert (b, "lutsk", "sokal") in opts
+        apply_move(state, orders, game_map, orules, to, b, "lutsk", "sokal")
+    assert int((state.block_area == ix("lutsk")).sum()) == 5
+    n = game_map.n_areas
+    dest = np.empty(state.n_blocks, np.int64)
+    counts = np.zeros(2, np.int64)
+    overstack_pullback_nb(game_map.adj_indptr, game_map.adj_indices, game_map.eastern_link, np.zeros(n, bool),
+                          np.zeros(n, np.int32), state.block_side, state.block_area, state.block_status,
+                          state.block_sp, state.block_prev_area, state.block_arrival, P, orules.max_blocks,
+                          dest, counts)
+    assert dest[movers[-1]] == ix("sokal") and all(dest[b] == PULLBACK_NONE for b in movers[:-1])
+
+    # link limit: five Polish blocks attack a Soviet-held Lutsk from Sokal
+    state, orders, ids = tutorial(world)
+    put(state, game_map, ids["ru-inf-1"], "lutsk")
+    attackers = [ids[k] for k in ("pl-9-id", "pl-14-id", "pl-inf-1", "pl-inf-2", "pl-cav-2")]
+    for b in attackers:
+        put(state, game_map, b, "sokal")
+    to = order(state, orders, game_map, P, T.MOVE_TO, "lutsk")
+    for b in attackers[:4]:
+        apply_move(state, orders, game_map, orules, to, b, "lutsk", "sokal")
+    opts = moves0(state, orders, game_map, orules, to)
+    assert all(v != "sokal" for _, _, v in opts)
+    assert (attackers[4], "lutsk", "berestechko") in opts  # cavalry: around, via Berestechko
+
+
+# ---------------------------------------------------------------------------------------------------
+# Withdraw, Defend, Reorganize, Rail, detachments
+
+
+def test_soe_7_2_withdraw(world, orules):
+    game_map, _, _ = world
+    ix = game_map.index
+    # not triggered: nobody entered → removed
+    state, orders, ids = tutorial(world)
+    wd = order(state, orders, game_map, P, T.WITHDRAW, "charyshi")
+    dest = np.empty(state.n_blocks, np.int64)
+    info = np.empty(N_WITHDRAW_INFO, np.int64)
+    assert nb.execute_withdraw_nb(state, orders, game_map.arrays, orules, wd, dest, info) == nb.WD_NONE
+    assert orders.order_status[wd] == OrderStatus.REMOVED
+    # triggered: the Soviets attack from Zlobin; the Poles go to Bobruisk (a Polish depot, not along
+    # the Zlobin road) and the strongest block loses 1 SP
+    state, orders, ids = tutorial(world)
+    wd = order(state, orders, game_map, P, T.WITHDRAW, "charyshi")
+    sov = order(state, orders, game_map, S, T.FORCED_MARCH_OUT, "gomel")
+    apply_move(state, orders, game_map, orules, sov, ids["ru-2-id"], "charyshi", "zlobin")
+    assert nb.execute_withdraw_nb(state, orders, game_map.arrays, orules, wd, dest, info) == nb.WD_OK
+    b1, b6 = ids["pl-9-id"], ids["pl-14-id"]
+    assert state.block_area[b1] == ix("bobruisk") and state.block_area[b6] == ix("bobruisk")
+    assert state.block_prev_area[b1] == ix("charyshi")
+    assert info[nb.WI_LOSS_BLOCK] == b6 and state.block_sp[b6] == 3 and info[nb.WI_MOVED] == 2
+    # blocked: every neighbour is enemy or cut → stand and fight (the battle adds the loss)
+    state, orders, ids = tutorial(world)
+    wd = order(state, orders, game_map, P, T.WITHDRAW, "charyshi")
+    sov = order(state, orders, game_map, S, T.FORCED_MARCH_OUT, "gomel")
+    state.garrison_side[ix("bobruisk")] = S
+    state.garrison_side[ix("kopatkevichi")] = S
+    apply_move(state, orders, game_map, orules, sov, ids["ru-2-id"], "charyshi", "zlobin")
+    assert nb.execute_withdraw_nb(state, orders, game_map.arrays, orules, wd, dest, info) == nb.WD_BLOCKED
+    assert state.block_area[ids["pl-9-id"]] == ix("charyshi") and state.block_sp[ids["pl-14-id"]] == 4
+
+
+def test_soe_7_2_withdraw_cavalry_exempt(world, orules):
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    b7 = ids["pl-cav-1"]
+    wd = order(state, orders, game_map, P, T.WITHDRAW, "mazyr")
+    sov = order(state, orders, game_map, S, T.MOVE_OUT, "kalenkovichi")
+    apply_move(state, orders, game_map, orules, sov, ids["ru-inf-1"], "mazyr", "kalenkovichi")
+    dest = np.empty(state.n_blocks, np.int64)
+    info = np.empty(N_WITHDRAW_INFO, np.int64)
+    assert nb.execute_withdraw_nb(state, orders, game_map.arrays, orules, wd, dest, info) == nb.WD_OK
+    assert info[nb.WI_LOSS_BLOCK] == -1 and state.block_sp[b7] == 2 and dest[b7] >= 0
+
+
+def test_soe_7_2_defend_and_7_5_reorganize(world, orules):
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    ix = game_map.index
+    b1 = ids["pl-9-id"]
+    order(state, orders, game_map, P, T.DEFEND, "charyshi")
+    reo = order(state, orders, game_map, P, T.REORGANIZE, "charyshi")
+    mo = order(state, orders, game_map, P, T.MOVE_OUT, "charyshi")
+    # two blocks, Defend + Reorganize + Move Out: no block may leave (O7) — unless the division
+    # leaves a detachment behind (SoE 2.2)
+    opts = legal_moves(state, orders, game_map, orules, mo)
+    assert opts and all(x > 0 for _, _, _, x in opts)
+    out = np.empty(state.n_blocks, np.int64)
+    k = nb.legal_reorganize_nb(state, orders, reo, out)
+    assert list(out[:k]) == [b1]  # pl-14-id is at its maximum
+    nb.designate_reorganize_nb(orders, reo, b1)
+    half = np.zeros(state.n_blocks, np.bool_)
+    nb.block_half_nb(orders, half)
+    assert half[b1]
+    assert nb.defend_flag_nb(state, orders, P, ix("charyshi"))
+    assert not nb.defend_flag_nb(state, orders, S, ix("charyshi"))
+    assert nb.execute_reorganize_nb(state, orders, orules, reo) == 1 and state.block_sp[b1] == 4
+    assert orders.order_status[reo] == OrderStatus.EXECUTED
+
+
+def test_soe_2_2_detachment(world, orules):
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    ix = game_map.index
+    b6 = ids["pl-14-id"]
+    mo = order(state, orders, game_map, P, T.MOVE_OUT, "charyshi")
+    rows = legal_moves(state, orders, game_map, orules, mo)
+    assert {x for b, d, v, x in rows if b == b6 and d == "bobruisk"} == {0, 1, 2}
+    info = apply_move(state, orders, game_map, orules, mo, b6, "bobruisk", "charyshi", 1)
+    br = info["brigade"]
+    assert br == ids["pl-inf-1"]
+    assert state.block_status[br] == STATUS.ON_MAP and state.block_area[br] == ix("charyshi")
+    assert state.block_sp[br] == 1 and state.block_sp[b6] == 3 and orders.detached[br]
+    assert all(b != br for b, _, _, _ in legal_moves(state, orders, game_map, orules, mo))
+    # no brigade left in the pool → no detachment rows
+    state, orders, ids = tutorial(world)
+    for k in ("pl-inf-1", "pl-inf-2"):
+        state.block_status[ids[k]] = STATUS.ELIMINATED_PERMANENT
+    mo = order(state, orders, game_map, P, T.MOVE_OUT, "charyshi")
+    assert all(x == 0 for *_, x in legal_moves(state, orders, game_map, orules, mo))
+    assert all(x == 0 for *_, x in legal_moves(state, orders, game_map, order_constants(world[2], False), mo))
+
+
+def test_soe_7_6_rail_transport(world, orules):
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    ix = game_map.index
+    rail = order(state, orders, game_map, P, T.RAIL_TRANSPORT, "charyshi")
+    rows = legal_rail(state, orders, game_map, orules, rail)
+    dests = {d for _, d in rows}
+    assert "bobruisk" in dests and "zlobin" in dests and "charyshi" not in dests
+    assert {b for b, _ in rows} == {ids["pl-9-id"], ids["pl-14-id"]}
+    b1 = ids["pl-9-id"]
+    via = nb.apply_rail_nb(state, orders, game_map.arrays, orules, rail, b1, ix("bobruisk"))
+    assert via == ix("charyshi") and orders.rail_moved[b1]
+    orders.fought[ids["pl-14-id"]] = True  # SoE 7.6: blocks that fought may not go
+    assert legal_rail(state, orders, game_map, orules, rail) == []
+    assert finish(orders, rail) == OrderStatus.EXECUTED
+
+
+def test_reset_phase(world, orules):
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    o = order(state, orders, game_map, P, T.MOVE_OUT, "charyshi")
+    apply_move(state, orders, game_map, orules, o, ids["pl-9-id"], "zlobin", "charyshi")
+    orders.seen[S, ids["pl-14-id"]] = True
+    nb.reset_phase_nb(state, orders, False)
+    assert orders.n == 0 and not orders.executed.any() and not orders.moved.any()
+    assert (state.block_prev_area == -1).all() and (state.block_arrival == 0).all()
+    assert not orders.seen[S, ids["pl-14-id"]] and orders.seen[P, ids["pl-14-id"]]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Oracle: legal moves in plain Python
+
+
+MOVE_TYPES = (T.FORCED_MARCH_TO, T.FORCED_MARCH_OUT, T.MOVE_TO, T.MOVE_OUT)
+AREA_BOUND = (T.WITHDRAW, T.DEFEND, T.REORGANIZE, T.RAIL_TRANSPORT)
+
+
+def oracle_moves(state, orders, m, orules, o):
+    """Every (block, dest, via, detach) that may execute order ``o``, by enumerating simple paths."""
+    if o >= orders.n or orders.order_status[o] != OrderStatus.PLACED:
+        return set()
+    t = OrderType(int(orders.order_type[o]))
+    if t not in MOVE_TYPES:
+        return set()
+    side, area = int(orders.order_side[o]), int(orders.order_area[o])
+    forced = t in (T.FORCED_MARCH_TO, T.FORCED_MARCH_OUT)
+    to_type = t in (T.FORCED_MARCH_TO, T.MOVE_TO)
+    on = [b for b in range(state.n_blocks) if state.block_status[b] == STATUS.ON_MAP and state.block_area[b] >= 0]
+    nbrs = {u: [int(v) for v in m.adj_indices[m.adj_indptr[u]:m.adj_indptr[u + 1]]] for u in range(m.n_areas)}
+
+    def has(s, x):
+        return any(state.block_side[b] == s and state.block_area[b] == x for b in on)
+
+    def enemy(x):
+        return has(1 - side, x) or state.garrison_side[x] == 1 - side
+
+    def enterable(x):
+        return side == S or not m.eastern_link[x]
+
+    closed = set()  # SoE 7.32: links with incoming enemy blocks standing on them
+    for b in on:
+        u, v = int(state.block_area[b]), int(state.block_prev_area[b])
+        if state.block_side[b] == 1 - side and v >= 0 and v != u and (has(side, u) or state.garrison_side[u] == side):
+            closed.add(frozenset((u, v)))
+
+    def paths(start, allowance):
+        out = set()  # (dest, via)
+
+        def walk(path):
+            u = path[-1]
+            if len(path) > 1:
+                out.add((u, path[-2]))
+                if enemy(u):
+                    return
+            if len(path) - 1 >= allowance:
+                return
+            for v in nbrs[u]:
+                if v in path or not enterable(v) or frozenset((u, v)) in closed:
+                    continue
+                walk(path + [v])
+
+        walk([start])
+        return out
+
+    def allowance(b):
+        arm = int(state.block_arm[b])
+        if arm == ARM.INFANTRY:
+            return orules.forced_infantry if forced else orules.move_infantry
+        if arm == ARM.CAVALRY:
+            return orules.forced_cavalry if forced else orules.move_cavalry
+        return orules.forced_leader if forced else orules.move_leader
+
+    def max_detach(b):
+        if not orules.detachments or state.block_class[b] != UnitClass.DIVISION:
+            return 0
+        best = 0
+        for r in range(state.n_blocks):
+            if (state.block_status[r] in (STATUS.FORCE_POOL, STATUS.DESTROYED_TO_POOL)
+                    and state.block_class[r] == UnitClass.BRIGADE and state.block_side[r] == side
+                    and state.block_nation[r] == state.block_nation[b] and state.block_arm[r] == state.block_arm[b]):
+                best = max(best, int(state.block_max_sp[r]))
+        return max(0, min(best, orules.detachment_max_sp, int(state.block_sp[b]) - 1))
+
+    rows = set()
+    for b in on:
+        if state.block_side[b] != side:
+            continue
+        if orders.executed[b] or orders.pinned[b] or orders.moved[b] or orders.detached[b] or orders.rail_moved[b]:
+            continue
+        if (forced or t == T.MOVE_TO) and not state.block_in_supply[b]:
+            continue
+        x = int(state.block_area[b])
+        if (x == area) == to_type:
+            continue
+        need = sum(1 for q in range(orders.n) if orders.order_side[q] == side and orders.order_area[q] == x
+                   and orders.order_status[q] == OrderStatus.PLACED and orders.order_type[q] in AREA_BOUND)
+        stays = sum(1 for c in on if state.block_side[c] == side and state.block_area[c] == x
+                    and state.block_prev_area[c] < 0 and c != b)
+        for d, v in paths(x, allowance(b)):
+            if to_type and d != area:
+                continue
+            if enemy(d):
+                on_link = sum(1 for c in on if state.block_side[c] == side and state.block_area[c] == d
+                              and state.block_prev_area[c] == v)
+                if on_link >= orules.max_blocks_per_link:
+                    continue
+            for det in range(max_detach(b) + 1):
+                if need and stays + (det > 0) < need:
+                    continue
+                rows.add((b, d, v, det))
+    return rows
+
+
+def kernel_moves(state, orders, m, orules, o, cap):
+    bb, dd, vv, xx = (np.empty(cap, np.int64) for _ in range(4))
+    k = nb.legal_moves_nb(state, orders, m.arrays, orules, o, bb, dd, vv, xx)
+    rows = list(zip(bb[:k].tolist(), dd[:k].tolist(), vv[:k].tolist(), xx[:k].tolist()))
+    assert rows == sorted(rows), "rows are in ascending order"
+    assert nb.count_moves_nb(state, orders, m.arrays, orules, o) == k
+    return rows
+
+
+def random_position(world, rng):
+    """A dense random position around a random area of the campaign universe, with random flags,
+    earlier moves and orders (placed without legality checks)."""
+    m, roster, rules = world
+    state = new_game(load_scenario("campaign-1920"), m, roster, rules)
+    orders = new_order_state(state)
+    n = m.n_areas
+    centre = int(rng.integers(n))
+    ball = {centre}
+    frontier = [centre]
+    for _ in range(3):
+        frontier = [int(v) for u in frontier for v in m.adj_indices[m.adj_indptr[u]:m.adj_indptr[u + 1]]]
+        ball.update(frontier)
+    ball = sorted(ball)
+    state.block_status[:] = STATUS.FORCE_POOL
+    state.block_area[:] = -1
+    state.garrison_side[:] = -1
+    for a in ball:
+        if m.garrison[a] and rng.random() < 0.4:
+            state.garrison_side[a] = rng.integers(2)
+    for b in rng.permutation(state.n_blocks)[:40]:
+        s = int(state.block_side[b])
+        choices = [a for a in ball if s == S or not m.eastern_link[a]]
+        a = int(rng.choice(choices))
+        state.block_status[b] = STATUS.ON_MAP
+        state.block_area[b] = a
+        state.block_sp[b] = rng.integers(1, int(state.block_max_sp[b]) + 1)
+        state.block_in_supply[b] = rng.random() < 0.85
+        if rng.random() < 0.15:  # moved earlier this phase
+            nbrs = m.adj_indices[m.adj_indptr[a]:m.adj_indptr[a + 1]]
+            state.block_prev_area[b] = int(rng.choice(nbrs))
+            state.block_arrival[b] = rng.integers(1, 20)
+            orders.executed[b] = orders.moved[b] = True
+        elif rng.random() < 0.1:
+            orders.pinned[b] = True
+    for _ in range(int(rng.integers(4, 14))):
+        t = int(rng.integers(9))
+        a = int(rng.choice(ball))
+        nb.place_order_nb(state, orders, int(rng.integers(2)), int(m.front[a]), t, a)
+    return state, orders
+
+
+def test_legal_moves_match_oracle(world, orules):
+    m = world[0]
+    rng = np.random.default_rng(20240607)
+    checked = nonempty = 0
+    for _ in range(60):
+        state, orders = random_position(world, rng)
+        cap = move_capacity(state, m.arrays)
+        for o in range(orders.n):
+            kern = kernel_moves(state, orders, m, orules, o, cap)
+            assert set(kern) == oracle_moves(state, orders, m, orules, o), (o, OrderType(int(orders.order_type[o])))
+            assert len(kern) == len(set(kern))
+            checked += 1
+            nonempty += bool(kern)
+    assert checked > 300 and nonempty > 60
+
+
+def test_move_sequences_invariants(world, orules):
+    """Random move sequences: one area per block, arrivals strictly increasing, every block moves at
+    most once, pins never exceed the blocks that came in, kernel still agrees with the oracle."""
+    m = world[0]
+    rng = np.random.default_rng(7)
+    for _ in range(25):
+        state, orders = random_position(world, rng)
+        cap = move_capacity(state, m.arrays)
+        on_before = int((state.block_status == STATUS.ON_MAP).sum())
+        last_arrival = int(orders.arrival[0])
+        moved_now = set()
+        entered = np.zeros((2, m.n_areas), np.int64)
+        pinned_in = np.zeros((2, m.n_areas), np.int64)
+        detachments = 0
+        for _step in range(30):
+            movable = [o for o in range(orders.n) if orders.order_type[o] in MOVE_TYPES
+                       and orders.order_status[o] == OrderStatus.PLACED]
+            if not movable:
+                break
+            o = int(rng.choice(movable))
+            rows = kernel_moves(state, orders, m, orules, o, cap)
+            if nb.min_moves_required_nb(state, orders, m.arrays, orules, o) == 0 and (not rows or rng.random() < 0.3):
+                nb.finish_order_nb(orders, o)
+                continue
+            assert rows
+            assert set(rows) == oracle_moves(state, orders, m, orules, o)
+            b, d, v, x = rows[int(rng.integers(len(rows)))]
+            assert b not in moved_now
+            info = np.empty(N_MOVE_INFO, np.int64)
+            nb.apply_move_nb(state, orders, m.arrays, orules, o, b, d, v, x, info)
+            moved_now.add(b)
+            detachments += info[nb.MI_BRIGADE] >= 0
+            s = int(state.block_side[b])
+            entered[s, d] += 1
+            if info[nb.MI_PINNED] >= 0:
+                p = int(info[nb.MI_PINNED])
+                assert state.block_side[p] == 1 - s and state.block_area[p] == d
+                pinned_in[1 - s, d] += 1
+            assert state.block_area[b] == d and state.block_prev_area[b] == v
+            assert int(state.block_arrival[b]) == last_arrival + 1
+            last_arrival += 1
+            assert s == S or not m.eastern_link[d]
+        assert (pinned_in[0] <= entered[1]).all() and (pinned_in[1] <= entered[0]).all()
+        assert int((state.block_status == STATUS.ON_MAP).sum()) == on_before + detachments
+        on = state.block_status == STATUS.ON_MAP
+        assert (state.block_area[on] >= 0).all() and (state.block_area[~on] == -1).all()
+        assert (state.block_sp[on] >= 1).all()
+
+
+def test_placement_sequences_invariants(world, orules):
+    """Random placements from legal rows (start of a phase): fronts, pools, one order of a type per
+    area, the Recon obligation, and every placed order still executable by some block (O2)."""
+    m = world[0]
+    rng = np.random.default_rng(11)
+    size = 9 * m.n_areas + 1
+    ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
+    for _ in range(25):
+        state, _ = random_position(world, rng)
+        state.block_prev_area[:] = -1
+        state.block_arrival[:] = 0
+        orders = new_order_state(state)
+        allowed = rng.integers(2, 6, size=(2, 2))
+        done = np.zeros((2, 2), bool)
+        while not done.all():
+            s, f = (int(v) for v in np.argwhere(~done)[rng.integers((~done).sum())])
+            k = nb.legal_orders_nb(state, orders, m.arrays, orules, s, f, int(allowed[s, f]), ot, oa)
+            if k == 0:
+                done[s, f] = True
+                continue
+            rows = list(zip(ot[:k].tolist(), oa[:k].tolist()))
+            left = int(allowed[s, f] - orders.placed[s, f])
+            owed = orules.mandatory_recon - int(orders.recon_placed[s, f])
+            if owed > 0 and left <= owed and any(t == T.RECON for t, _ in rows):
+                assert all(t == T.RECON for t, _ in rows)
+            assert ((nb.NO_ORDER, -1) in rows) == (owed <= 0 or not any(t == T.RECON for t, _ in rows))
+            for t, a in rows:
+                if t != nb.NO_ORDER:
+                    assert m.front[a] == f and orders.pool_used[s, t] < orules.pool[t]
+            t, a = rows[int(rng.integers(k))]
+            if t == nb.NO_ORDER:
+                done[s, f] = True
+                continue
+            assert nb.place_order_nb(state, orders, s, f, t, a) >= 0
+        placed = [(int(orders.order_side[o]), int(orders.order_type[o]), int(orders.order_area[o]))
+                  for o in range(orders.n)]
+        assert len(placed) == len(set(placed))  # never two of a type in an area
+        assert (orders.placed <= allowed).all()
+        for s in (0, 1):
+            assert all(int((orders.order_side[:orders.n] == s)[orders.order_type[:orders.n] == t].sum())
+                       <= orules.pool[t] for t in range(9))
+        out = np.empty(state.n_blocks * m.n_areas, np.int64)
+        out2 = np.empty_like(out)
+        for o in range(orders.n):
+            t = int(orders.order_type[o])
+            if t in MOVE_TYPES:
+                assert nb.count_moves_nb(state, orders, m.arrays, orules, o) > 0, OrderType(t)
+            elif t == T.REORGANIZE:
+                assert nb.legal_reorganize_nb(state, orders, o, out) > 0
+            elif t == T.RAIL_TRANSPORT:
+                assert nb.legal_rail_nb(state, orders, m.arrays, orules, o, out, out2) > 0
