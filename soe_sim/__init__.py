@@ -6,6 +6,7 @@ __version__ = "0.1.0"
 from soe_sim.battle import Battle, BattleOdds, battle_odds, resolve, simulate_battles  # noqa: E402
 from soe_sim.data import list_scenarios, load_blocks, load_cards, load_map, load_scenario  # noqa: E402
 from soe_sim.rules import Rules, load_rules  # noqa: E402
+from soe_sim.sim import simulate  # noqa: E402
 
 __all__ = [
     "Battle",
@@ -19,5 +20,6 @@ __all__ = [
     "load_rules",
     "load_scenario",
     "resolve",
+    "simulate",
     "simulate_battles",
 ]

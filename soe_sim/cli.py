@@ -28,6 +28,7 @@ def _register() -> None:
 
     register_data_commands(cli)
     __import__("soe_sim.engine.game.cli", fromlist=["register"]).register(cli)  # soe-sim fuzz
+    __import__("soe_sim.sim.cli", fromlist=["register"]).register(cli)  # soe-sim simulate, sweep
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,13 +21,14 @@ not depend on the thread count either.
 from __future__ import annotations
 
 import math
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 import pandas as pd
-from numba import njit, prange
+from numba import njit
 
 from soe_sim.data.enums import Side
 from soe_sim.engine.game import nb as gnb
@@ -359,16 +360,6 @@ def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, polic
                      counts[g])
 
 
-@njit(cache=True, parallel=True)
-def _games_parallel_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds, log_capacity,
-                       key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
-    """Games in parallel (``numba.prange``); every game depends only on its own seed row."""
-    for g in prange(seeds.shape[0]):
-        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds[g], log_capacity,
-                     key_areas, res[g], stats[g], key_ctrl[g], traj_round[g], traj_phase[g], traj_vp[g], bat[g],
-                     counts[g])
-
-
 # --------------------------------------------------------------------------------------------------
 # Inputs
 
@@ -457,7 +448,7 @@ def _seeds(seed: int, start: int, stop: int) -> np.ndarray:
     return np.stack([game_streams(ss, i) for i in range(start, stop)])
 
 
-def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity, parallel=True):
+def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity):
     n = seeds.shape[0]
     cfg = setup.cfg
     n_ph = cfg.max_phases + 1 if trajectories else 0
@@ -470,19 +461,24 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     )
     if n == 0:
         return raw
-    args = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
-            setup.orules, cfg, policies, seeds, int(log_capacity), key_areas, raw.res, raw.stats, raw.key_ctrl,
-            raw.traj_round, raw.traj_phase, raw.traj_vp, raw.bat, raw.counts)
-    if not parallel or threads == 1:
-        _games_serial_nb(*args)
-    else:
-        old = numba.get_num_threads()
-        try:
-            if threads:
-                numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
-            _games_parallel_nb(*args)
-        finally:
-            numba.set_num_threads(old)
+    state = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
+             setup.rr, setup.orules, cfg, policies)
+
+    def work(lo, hi):
+        _games_serial_nb(*state, seeds[lo:hi], int(log_capacity), key_areas, raw.res[lo:hi], raw.stats[lo:hi],
+                         raw.key_ctrl[lo:hi], raw.traj_round[lo:hi], raw.traj_phase[lo:hi], raw.traj_vp[lo:hi],
+                         raw.bat[lo:hi], raw.counts[lo:hi])
+
+    threads = max(1, int(threads or 1))
+    if threads == 1 or n == 1:
+        work(0, n)
+        return raw
+    # The kernel releases the GIL: threads play disjoint slices of games (each game depends only on
+    # its own seed row, so the slicing never changes a result).
+    step = max(1, min(32, math.ceil(n / (4 * threads))))
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for f in [pool.submit(work, lo, min(n, lo + step)) for lo in range(0, n, step)]:
+            f.result()
     return raw
 
 
@@ -493,7 +489,7 @@ def _battle_overflow(setup, policies, seeds, key_areas, raw, log_capacity):
     extra = {}
     for g in over:
         r = _run(setup, policies, seeds[g:g + 1], key_areas, threads=1, trajectories=False,
-                 battle_cap=int(raw.counts[g, 1]), log_capacity=log_capacity, parallel=False)
+                 battle_cap=int(raw.counts[g, 1]), log_capacity=log_capacity)
         extra[int(g)] = r.bat[0]
     return extra
 
@@ -573,7 +569,7 @@ def _frames(setup, scenario_id, polish, soviet, seed, game0, raw, key_ids, extra
 
 def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: int = 0, games: int,
                threads: int | None = 1, key_cities=None, trajectories: bool = False, battles: bool = False,
-               battle_cap: int = DEFAULT_BATTLE_CAP, log_capacity: int | None = None, parallel: bool = True,
+               battle_cap: int = DEFAULT_BATTLE_CAP, log_capacity: int | None = None,
                _check: bool = False):
     """Games ``start .. start + games - 1`` of ``seed`` as ``(games, trajectories, battles)`` frames
     (the last two None unless asked). The building block of :func:`simulate` and of the sweep."""
@@ -589,7 +585,7 @@ def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: 
     policies = np.array([policy_id(polish), policy_id(soviet)], dtype=np.int64)
     seeds = _seeds(seed, int(start), int(start) + int(games))
     raw = _run(setup, policies, seeds, key_areas, threads=threads, trajectories=trajectories,
-               battle_cap=int(battle_cap) if battles else 0, log_capacity=log_capacity, parallel=parallel)
+               battle_cap=int(battle_cap) if battles else 0, log_capacity=log_capacity)
     extra = _battle_overflow(setup, policies, seeds, key_areas, raw, log_capacity) if battles else {}
     out = _frames(setup, sid, polish, soviet, int(seed), int(start), raw, key_ids, extra,
                   trajectories=trajectories, battles=battles)
@@ -691,6 +687,18 @@ class Simulation:
         return summarize(self.games, self.elapsed)
 
 
+def _threads(threads) -> int:
+    """Worker threads: ``threads`` or every CPU this process may use."""
+    if threads:
+        if isinstance(threads, bool) or int(threads) < 1:
+            raise SoeInputError(Problem("--threads", "", "", threads, "the thread count must be at least 1"))
+        return int(threads)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _batch_size(games: int, threads: int) -> int:
     return int(max(64 * threads, min(4096, math.ceil(games / 20))))
 
@@ -713,7 +721,8 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
         Batch seed; game ``i`` is ``play_game(scenario, seed=(seed, i), ...)``. None: a fresh random
         seed (recorded in the ``seed`` column).
     threads : int
-        Numba threads (default: all); the result does not depend on it.
+        Threads playing games at once (default: every CPU); the kernel releases the GIL, and the
+        result does not depend on the thread count.
     trajectories, battles : bool
         Also return the VP track after every phase (columns :data:`TRAJECTORY_COLUMNS`) and one row
         per battle (:data:`BATTLE_COLUMNS`); the result is then a :class:`Simulation`.
@@ -747,7 +756,7 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     if isinstance(games, bool) or int(games) < 0:
         raise SoeInputError(Problem("--games", "", "", games, "the number of games must be a non-negative integer"))
     games = int(games)
-    nthreads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)) if threads else numba.get_num_threads()
+    nthreads = _threads(threads)
     if ci_width is not None:
         batch = int(batch_size or DEFAULT_CI_BATCH)
     else:

@@ -26,7 +26,7 @@ import numba
 import numpy as np
 import pandas as pd
 
-from soe_sim.data.enums import Front, Nation, Side
+from soe_sim.data.enums import Front, Side
 from soe_sim.engine.game import nb
 from soe_sim.engine.game.nb import (
     ABORT,

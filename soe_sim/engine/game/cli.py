@@ -15,9 +15,12 @@ __all__ = ["register", "fuzz_command"]
 @click.command("fuzz")
 @click.option("--scenario", "-s", "scenarios", multiple=True, required=True,
               help="Scenario id (repeat for several; 'all' for every built-in scenario).")
-@click.option("--games", "-n", default=100, show_default=True, type=click.IntRange(min=1), help="Games per scenario.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Batch seed; game i uses SeedSequence(seed).spawn(n)[i].")
-@click.option("--max-steps", default=None, type=click.IntRange(min=1), help="Decision steps per game before a game is aborted.")
+@click.option("--games", "-n", default=100, show_default=True, type=click.IntRange(min=1),
+              help="Games per scenario.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Batch seed; game i uses SeedSequence(seed).spawn(n)[i].")
+@click.option("--max-steps", default=None, type=click.IntRange(min=1),
+              help="Decision steps per game before a game is aborted.")
 @click.option("--threads", default=None, type=click.IntRange(min=1), help="Numba threads (results do not depend on it).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def fuzz_command(scenarios, games, seed, max_steps, threads, fmt) -> None:
@@ -50,8 +53,8 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, fmt) -> None:
             click.echo(line)
             if r["first_violation"]:
                 v = r["first_violation"]
-                click.echo(f"  first violation: {v['code']} in game {v['game']} (seed {v['seed']}) at step {v['step']}, "
-                           f"round {v['round']} phase {v['phase']}")
+                click.echo(f"  first violation: {v['code']} in game {v['game']} (seed {v['seed']}) "
+                           f"at step {v['step']}, round {v['round']} phase {v['phase']}")
             if r["first_crash"]:
                 c = r["first_crash"]
                 click.echo(f"  first crash: game {c['game']} (seed {c['seed']}): {c['error']}")

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from soe_sim.battle import nb as bnb
-from soe_sim.data.enums import SIDE, Nation
+from soe_sim.data.enums import EVENT_KIND, SIDE, Nation
 from soe_sim.engine.battles.nb import (
     B_ATT_LOSSES,
     B_DEF_LOSSES,
@@ -43,7 +43,6 @@ from soe_sim.engine.battles.nb import (
     resolve_battle_in_state_nb,
 )
 from soe_sim.engine.cards.nb import (
-    DRAW_PILE,
     HAND,
     IN_PLAY,
     N_LOCATIONS,
@@ -51,31 +50,32 @@ from soe_sim.engine.cards.nb import (
     USE_COMBAT_BLIND,
     USE_COMBAT_HAND,
     USE_EVENT,
+    apply_card_play_nb,
     card_counts_nb,
     discard_nb,
     draw_combat_card_nb,
     end_battle_nb,
     legal_card_plays_nb,
-    apply_card_play_nb,
     play_battle_card_nb,
     play_combat_card_from_hand_nb,
     replenish_nb,
     shuffle_draw_pile_nb,
     two_front_extra_draw_nb,
 )
-from soe_sim.data.enums import EVENT_KIND
 from soe_sim.engine.game.policies import choose_nb
 from soe_sim.engine.nb import (
     N_OOS,
     apply_out_of_supply_nb,
     block_supply_nb,
     enemy_presence_nb,
+    garrison_replacement_nb,
     overstack_pullback_nb,
     side_sign_nb,
     supply_depots_nb,
     update_control_nb,
     vp_add_nb,
 )
+from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.reinforce.nb import (
     apply_build_nb,
     apply_combine_nb,
@@ -89,8 +89,6 @@ from soe_sim.engine.reinforce.nb import (
     replace_garrisons_nb,
     strategic_cubes_nb,
 )
-from soe_sim.engine.nb import garrison_replacement_nb
-from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import PHASE_REINFORCEMENT, PHASE_REPLENISH, STATUS
 
 # --------------------------------------------------------------------------------------------------
@@ -125,11 +123,11 @@ class _EventC(NamedTuple):
     CARDS_DRAWN: int = 3  # side, value = cards drawn, value2 = cards to discard
     CARD_DISCARDED: int = 4  # side, value = card
     CARD_PLAYED: int = 5  # side, area = front, value = card, value2 = use, block = extra orders
-    ARRIVAL_CHECK: int = 6  # side, value = card drawn (0: automatic), value2 = its modifier, area2 = threshold, block = met
+    ARRIVAL_CHECK: int = 6  # side, value = card drawn (0: none), value2 = modifier, area2 = threshold, block = met
     REINFORCEMENT_ARRIVED: int = 7  # side, block, area, value = SP
     REINFORCEMENT_DELAYED: int = 8  # side, block, area = scheduled area
     BATTLE: int = 9  # area, side = attacker, value = winner, value2 = fought (0: defenders withdrew)
-    BATTLE_LOSSES: int = 10  # area, side = attacker, value = attacker losses, value2 = defender losses, block = great victory
+    BATTLE_LOSSES: int = 10  # area, side = attacker, value / value2 = attacker / defender losses, block = great victory
     BATTLE_CARD: int = 11  # side, area, value = card
     COMBAT_CARD: int = 12  # side, area, value = card (0: none left), value2 = modifier, block = use
     BLOCK_LOSS: int = 13  # side, block, area, value = SP lost, value2 = cause

@@ -1,0 +1,134 @@
+"""Many-games commands of ``soe-sim``: ``simulate`` and ``sweep``.
+
+:func:`register` adds them to the top-level click group (called by :mod:`soe_sim.cli`). Input
+problems are :class:`~soe_sim.errors.SoeInputError` (one line each on stderr, exit code 2).
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import click
+
+__all__ = ["register", "simulate_command", "sweep_command", "format_summary"]
+
+
+def _pct(x: float) -> str:
+    return "   n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:5.1f} %"
+
+
+def format_summary(s: dict) -> str:
+    """The ``--format table`` text of a :func:`soe_sim.sim.summarize` dict."""
+    lines = [f"{s.get('scenario', '?')}: {s.get('polish', '?')} (Polish) vs {s.get('soviet', '?')} (Soviet), "
+             f"{s['games']} games, seed {s.get('seed', '?')}"]
+    for key, label in (("polish_win", "Polish win"), ("soviet_win", "Soviet win"), ("draw", "draw")):
+        lo, hi = s[key + "_ci"]
+        lines.append(f"  {label:<13}{_pct(s[key])}   95 % CI [{100 * lo:.1f}, {100 * hi:.1f}]")
+    lines.append(f"  {'aborted':<13}{_pct(s['aborted'])}")
+    lines.append(f"  {'VP mean':<13}{s['vp_mean']:+.2f} (sd {s['vp_sd']:.2f})")
+    lines.append(f"  {'rounds':<13}{s['rounds_mean']:.2f}")
+    lines.append(f"  {'battles':<13}{s['battles_mean']:.2f} per game, great victories {s['great_victories_mean']:.2f}")
+    lines.append(f"  {'SP lost':<13}Polish {s['sp_lost_polish_mean']:.2f}, Soviet {s['sp_lost_soviet_mean']:.2f}; "
+                 f"blocks eliminated Polish {s['eliminated_polish_mean']:.2f}, Soviet {s['eliminated_soviet_mean']:.2f}")
+    for city, held in (s.get("held_at_end") or {}).items():
+        if held["polish"] or held["soviet"]:
+            lines.append(f"  {'held ' + city:<13}Polish {_pct(held['polish'])}, Soviet {_pct(held['soviet'])}")
+    if "ci_target" in s:
+        lines.append(f"  {'CI width':<13}{s['ci_width']:.4f} (target {s['ci_target']}, "
+                     f"{'reached' if s.get('ci_reached') else 'NOT reached: game cap hit'})")
+    if "games_per_second" in s:
+        lines.append(f"  {s['games_per_second']:,.0f} games/s ({s.get('threads', '?')} threads, {s['seconds']:.2f} s)")
+    return "\n".join(lines)
+
+
+@click.command("simulate")
+@click.option("--scenario", "-s", required=True, help="Scenario id (soe-sim scenarios) or TOML path.")
+@click.option("--polish", default="random", show_default=True, help="Polish policy.")
+@click.option("--soviet", default="random", show_default=True, help="Soviet policy.")
+@click.option("--games", "-n", default=None, type=click.IntRange(min=1),
+              help="Games to play [default 1000; with --ci-width the most games, default 100000].")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Batch seed; game i is play_game(scenario, seed=(seed, i)).")
+@click.option("--threads", default=None, type=click.IntRange(min=1), help="Threads [default: every CPU]; "
+              "results do not depend on it.")
+@click.option("--out", "out", default=None, type=click.Path(dir_okay=False),
+              help="Write one row per game to this .parquet (or .csv) file.")
+@click.option("--trajectories", "traj_out", default=None, type=click.Path(dir_okay=False),
+              help="Write the VP track after every phase to this .parquet (or .csv) file.")
+@click.option("--battles", "battles_out", default=None, type=click.Path(dir_okay=False),
+              help="Write one row per battle to this .parquet (or .csv) file.")
+@click.option("--ci-width", default=None, type=float,
+              help="Adaptive: play batches until the 95 %% intervals of both win rates are narrower than this.")
+@click.option("--batch", default=None, type=click.IntRange(min=1), help="Games per batch in adaptive mode [1000].")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [default: when a terminal].")
+def simulate_command(scenario, polish, soviet, games, seed, threads, out, traj_out, battles_out, ci_width, batch, fmt,
+                     progress) -> None:
+    """Play many seeded games and summarise them (win rates with 95 % Wilson intervals, VP, losses).
+
+    The JSON has games, polish_win, soviet_win, draw (rates), their *_ci intervals, aborted, vp_mean,
+    vp_sd, battles_mean, games_per_second and more.
+    """
+    from soe_sim.sim import Simulation, simulate, summarize, write_frame
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    res = simulate(scenario, polish, soviet, games=games, seed=seed, threads=threads, ci_width=ci_width,
+                   batch_size=batch, trajectories=bool(traj_out), battles=bool(battles_out), progress=progress,
+                   out=out)
+    df = res.games if isinstance(res, Simulation) else res
+    meta = df.attrs.get("soe_sim", {})
+    summary = summarize(df, meta.get("seconds"))
+    summary["threads"] = meta.get("threads")
+    for k in ("ci_target", "ci_reached"):
+        if k in meta:
+            summary[k] = meta[k]
+    if isinstance(res, Simulation):
+        if traj_out:
+            write_frame(res.trajectories, traj_out, "--trajectories")
+        if battles_out:
+            write_frame(res.battles, battles_out, "--battles")
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        click.echo(format_summary(summary))
+        for path in (out, traj_out, battles_out):
+            if path:
+                click.echo(f"wrote {path}")
+
+
+@click.command("sweep")
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="Output directory (partitioned parquet + manifest.json); an existing one is resumed.")
+@click.option("--scheduler", default=None, help="Address of a dask.distributed scheduler [default: a LocalCluster].")
+@click.option("--workers", default=None, type=click.IntRange(min=1), help="LocalCluster workers [one per CPU].")
+@click.option("--threads-per-worker", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [default: when a terminal].")
+def sweep_command(config, out, scheduler, workers, threads_per_worker, fmt, progress) -> None:
+    """Run the grid CONFIG names (scenarios × policy pairs × rule overlays × seed chunks) on dask.
+
+    Finished chunks are written atomically as they arrive; rerunning the same command resumes an
+    interrupted sweep without recomputing or duplicating any chunk.
+    """
+    from soe_sim.sim.sweep import load_config, run_sweep
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    cfg = load_config(config)
+    man = run_sweep(cfg, out, scheduler, n_workers=workers, threads_per_worker=threads_per_worker, progress=progress)
+    if fmt == "json":
+        click.echo(json.dumps(man, indent=2, default=str))
+    else:
+        last = man.get("last_run", {})
+        click.echo(f"{man['status']}: {man['tasks_done']}/{man['tasks_total']} chunks, {man['games_done']} games "
+                   f"({last.get('computed', 0)} computed, {last.get('skipped', 0)} already done, "
+                   f"{last.get('seconds', 0):.1f} s) in {out}")
+
+
+def register(cli: click.Group) -> None:
+    """Add the many-games commands to the ``soe-sim`` group."""
+    for cmd in (simulate_command, sweep_command):
+        cli.add_command(cmd)

@@ -1,0 +1,179 @@
+"""soe_sim.simulate: per-game rows, replayability, thread independence, adaptive mode, CLI."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from soe_sim.errors import SoeInputError
+from soe_sim.sim import (
+    GAME_COLUMNS,
+    S_SP_TRACK_ERRORS,
+    Simulation,
+    play_chunk,
+    simulate,
+    summarize,
+)
+
+SC = "tutorial"
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate(SC, games=60, seed=11, threads=2, trajectories=True, battles=True)
+
+
+def test_columns_and_rows(sim):
+    df = sim.games
+    assert isinstance(sim, Simulation)
+    assert len(df) == 60
+    assert list(df.columns[: len(GAME_COLUMNS)]) == list(GAME_COLUMNS)
+    assert [c for c in df.columns if c.startswith("held_")] == ["held_warsaw", "held_minsk", "held_mazyr",
+                                                               "held_kiev"]
+    assert (df["seed"] == 11).all() and df["game"].tolist() == list(range(60))
+    assert set(df["scenario"]) == {SC} and set(df["polish"]) == {"random"} and set(df["soviet"]) == {"random"}
+    assert set(df["outcome"]) <= {"finished", "immediate_victory", "aborted"}
+    assert set(df["winner"]) <= {"polish", "soviet", ""}
+    assert ((df["winner"] == "polish") == (df["vp"] > 0)).all()  # tutorial: finished games decide on VP
+    for s in ("polish", "soviet"):
+        parts = df[f"sp_lost_battle_{s}"] + df[f"sp_lost_supply_{s}"] + df[f"sp_lost_other_{s}"]
+        assert (df[f"sp_lost_{s}"] == parts).all()
+        assert (df[f"sp_lost_{s}"] >= 0).all()
+    assert (df["battles_won_polish"] + df["battles_won_soviet"] <= df["battles"]).all()
+    assert (df["vp_start"] + df[["vp_control", "vp_battle", "vp_supply", "vp_objectives", "vp_other"]].sum(axis=1)
+            == df["vp"]).all()
+    assert df["battles"].sum() > 0
+    assert df.attrs["soe_sim"]["games"] == 60
+
+
+def test_rows_replay_with_play_game(sim):
+    from soe_sim.engine.game import play_game
+
+    df, bats, traj = sim.games, sim.battles, sim.trajectories
+    for g in (0, 7, 33):
+        r = play_game(SC, seed=(11, g))
+        row = df.iloc[g]
+        ev = r.events
+        assert row["winner"] == (r.winner or "") and row["vp"] == r.vp and row["outcome"] == r.outcome
+        assert row["rounds"] == r.rounds and row["steps"] == r.steps and row["events"] == len(ev)
+        b = ev[ev["kind"] == "battle"]
+        assert row["battles"] == len(b)
+        mine = bats[bats["game"] == g]
+        assert mine["area"].tolist() == b["area"].tolist()
+        assert mine["attacker"].tolist() == b["side"].tolist()
+        removed = ev[(ev["kind"] == "block_removed") & ev["value"].isin([3, 4])]
+        for s in ("polish", "soviet"):
+            assert row[f"eliminated_{s}"] == (removed["side"] == s).sum()
+            assert row[f"held_mazyr"] in ("polish", "soviet", "")
+        vps = ev[ev["kind"] == "vp"]
+        t = traj[traj["game"] == g]
+        assert len(t) == (ev["kind"] == "phase_start").sum()
+        assert t["vp"].iloc[-1] == r.vp == row["vp_start"] + vps["value"].sum()
+
+
+def test_thread_count_and_batching_do_not_change_results(sim):
+    one = simulate(SC, games=60, seed=11, threads=1, trajectories=True, battles=True, batch_size=7)
+    pd.testing.assert_frame_equal(one.games, sim.games)
+    pd.testing.assert_frame_equal(one.trajectories, sim.trajectories)
+    pd.testing.assert_frame_equal(one.battles, sim.battles)
+    other = simulate(SC, games=20, seed=12, threads=1)
+    assert not other["vp"].equals(sim.games["vp"].iloc[:20].reset_index(drop=True))
+
+
+def test_plain_frame_and_battle_overflow_replay(sim):
+    df = simulate(SC, games=60, seed=11, threads=2)
+    assert isinstance(df, pd.DataFrame)
+    pd.testing.assert_frame_equal(df, sim.games)
+    # a 1-battle buffer: games with more battles are replayed with a bigger one, same rows
+    g, _, b = play_chunk(SC, seed=11, games=60, battles=True, battle_cap=1, threads=2)
+    pd.testing.assert_frame_equal(b, sim.battles)
+
+
+@pytest.mark.parametrize("scenario", ["tutorial", "battle-of-warsaw"])
+def test_sp_replay_matches_final_position(scenario):
+    g, _, _, raw = play_chunk(scenario, seed=5, games=12, threads=2, _check=True)
+    assert raw.stats[:, S_SP_TRACK_ERRORS].sum() == 0
+    assert (g["sp_end_polish"] > 0).all() or scenario == "tutorial"
+
+
+def test_adaptive_ci_width():
+    target = 0.25
+    a = simulate(SC, seed=3, ci_width=target, batch_size=16, threads=2)
+    meta = a.attrs["soe_sim"]
+    assert meta["ci_reached"] and meta["ci_width"] < target
+    assert len(a) % 16 == 0
+    # the batch before the last was not narrow enough
+    prev = summarize(a.iloc[: len(a) - 16])
+    assert prev["ci_width"] >= target
+    # the same games as a fixed run, at any thread count
+    fixed = simulate(SC, seed=3, games=len(a), threads=1)
+    pd.testing.assert_frame_equal(a, fixed)
+    capped = simulate(SC, seed=3, ci_width=0.001, games=32, batch_size=16, threads=1)
+    assert len(capped) == 32 and not capped.attrs["soe_sim"]["ci_reached"]
+
+
+def test_summary(sim):
+    s = summarize(sim.games, 2.0)
+    assert s["games"] == 60
+    assert s["polish_win"] + s["soviet_win"] + s["draw"] + s["aborted"] == pytest.approx(1)
+    lo, hi = s["polish_win_ci"]
+    assert lo <= s["polish_win"] <= hi
+    assert s["vp_mean"] == pytest.approx(sim.games["vp"].mean())
+    assert s["games_per_second"] == pytest.approx(30)
+
+
+def test_input_errors():
+    with pytest.raises(SoeInputError, match="unknown policy.*known policies: random"):
+        simulate(SC, polish="balanced", games=2)
+    with pytest.raises(SoeInputError, match="did you mean `random`"):
+        simulate(SC, soviet="randm", games=2)
+    with pytest.raises(SoeInputError, match="tutorial"):
+        simulate("tutorail", games=2)
+    with pytest.raises(SoeInputError, match="seed"):
+        simulate(SC, games=2, seed=-1)
+    with pytest.raises(SoeInputError, match="ci-width"):
+        simulate(SC, ci_width=2)
+    with pytest.raises(SoeInputError, match="did you mean `warsaw`"):
+        simulate(SC, games=2, key_cities=["warsow"])
+
+
+def test_key_cities_and_zero_games():
+    df = simulate(SC, games=3, seed=1, key_cities=["mazyr", "gomel"], threads=1)
+    assert [c for c in df.columns if c.startswith("held_")] == ["held_mazyr", "held_gomel"]
+    empty = simulate(SC, games=0, seed=1)
+    assert len(empty) == 0 and list(empty.columns) == list(simulate(SC, games=1, seed=1).columns)
+
+
+def test_cli_simulate(tmp_path, capsys):
+    from soe_sim.cli import main
+
+    out = tmp_path / "results.parquet"
+    rc = main(["simulate", "--scenario", SC, "--polish", "random", "--soviet", "random", "--games", "40",
+               "--seed", "11", "--threads", "2", "--out", str(out), "--format", "json", "--no-progress"])
+    assert rc == 0
+    data = json.loads(capsys.readouterr().out)
+    for k in ("games", "polish_win", "soviet_win", "draw", "vp_mean", "games_per_second"):
+        assert k in data
+    assert data["games"] == 40
+    df = pd.read_parquet(out)
+    ref = simulate(SC, games=40, seed=11, threads=1)
+    pd.testing.assert_frame_equal(df, ref, check_dtype=False)
+    assert data["polish_win"] == pytest.approx((ref["winner"] == "polish").mean())
+
+    rc = main(["simulate", "--scenario", SC, "--games", "20", "--seed", "1", "--no-progress",
+               "--battles", str(tmp_path / "b.csv"), "--trajectories", str(tmp_path / "t.parquet")])
+    text = capsys.readouterr().out
+    assert rc == 0 and "Polish win" in text and "games/s" in text
+    assert len(pd.read_parquet(tmp_path / "t.parquet")) >= 20
+    assert set(pd.read_csv(tmp_path / "b.csv")["game"]) <= set(range(20))
+
+    rc = main(["simulate", "--scenario", SC, "--polish", "balanced", "--games", "2"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "unknown policy" in err and "'balanced'" in err
+
+    rc = main(["simulate", "--scenario", SC, "--ci-width", "0.3", "--batch", "16", "--seed", "3", "--no-progress",
+               "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["ci_reached"] and data["ci_width"] < 0.3 and data["games"] % 16 == 0
