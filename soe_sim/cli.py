@@ -27,8 +27,11 @@ def _register() -> None:
     from soe_sim.data.cli import register as register_data_commands
 
     register_data_commands(cli)
-    __import__("soe_sim.engine.game.cli", fromlist=["register"]).register(cli)  # soe-sim fuzz
-    __import__("soe_sim.sim.cli", fromlist=["register"]).register(cli)  # soe-sim simulate, sweep
+    from soe_sim.engine.game.cli import register as register_engine_commands  # soe-sim fuzz
+    from soe_sim.sim.cli import register as register_sim_commands  # soe-sim simulate, sweep
+
+    register_engine_commands(cli)
+    register_sim_commands(cli)
 
 
 def main(argv: list[str] | None = None) -> int:
