@@ -125,8 +125,10 @@ def test_summary(sim):
 
 
 def test_input_errors():
-    with pytest.raises(SoeInputError, match="unknown policy.*known policies: random"):
-        simulate(SC, polish="balanced", games=2)
+    with pytest.raises(SoeInputError, match="--polish: unknown policy .*'cautious'.*known policies: .*random"):
+        simulate(SC, polish="cautious", games=2)
+    with pytest.raises(SoeInputError, match="did you mean `attack_threshold`"):
+        simulate(SC, polish=("balanced", {"atack_threshold": 0.5}), games=2)
     with pytest.raises(SoeInputError, match="did you mean `random`"):
         simulate(SC, soviet="randm", games=2)
     with pytest.raises(SoeInputError, match="tutorial"):
@@ -169,11 +171,29 @@ def test_cli_simulate(tmp_path, capsys):
     assert len(pd.read_parquet(tmp_path / "t.parquet")) >= 20
     assert set(pd.read_csv(tmp_path / "b.csv")["game"]) <= set(range(20))
 
-    rc = main(["simulate", "--scenario", SC, "--polish", "balanced", "--games", "2"])
+    rc = main(["simulate", "--scenario", SC, "--polish", "cautious", "--games", "2"])
     err = capsys.readouterr().err
-    assert rc == 2 and err.count("\n") == 1 and "unknown policy" in err and "'balanced'" in err
+    assert rc == 2 and err.count("\n") == 1 and "unknown policy" in err and "'cautious'" in err
 
     rc = main(["simulate", "--scenario", SC, "--ci-width", "0.3", "--batch", "16", "--seed", "3", "--no-progress",
                "--format", "json"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["ci_reached"] and data["ci_width"] < 0.3 and data["games"] % 16 == 0
+
+
+def test_policy_names_and_parameters_from_the_engine_registry():
+    from soe_sim.engine.game import play_game
+    from soe_sim.engine.game.policies import POLICY_IDS
+
+    names = [n for n in POLICY_IDS if n != "random"]
+    if not names:
+        pytest.skip("only the random policy exists")
+    name = "balanced" if "balanced" in POLICY_IDS else names[0]
+    spec = (name, {"attack_threshold": 0.7}) if name == "balanced" else name
+    df = simulate(SC, spec, "random", games=6, seed=2, threads=2)
+    assert set(df["polish"]) == {name} and set(df["soviet"]) == {"random"}
+    if name == "balanced":
+        assert set(df["polish_params"]) == {'{"attack_threshold": 0.7}'}
+    assert set(df["soviet_params"]) == {""}
+    r = play_game(SC, seed=(2, 4), polish=spec)
+    assert (r.winner or "") == df["winner"][4] and r.vp == df["vp"][4] and r.steps == df["steps"][4]

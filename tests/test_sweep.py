@@ -70,7 +70,7 @@ def _read_all(out):
 def test_config_errors(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('scenarios = ["tutorial"]\ngames_per_chunk = 200\nchunks = 8\nseed = 7\nchunk = 3\n'
-                   '[[pairs]]\npolish = "balanced"\nsoviet = "balanced"\n'
+                   '[[pairs]]\npolish = "cautious"\nsoviet = "bold"\n'
                    '[[pairs]]\npolish = "random"\nsoviet = "randm"\nbeta = 1\n'
                    '[[overlays]]\nname = "v"\n[overlays.rules]\ncombat.great_victory_loses = 3\n')
     with pytest.raises(SoeInputError) as e:
@@ -79,8 +79,8 @@ def test_config_errors(tmp_path):
     text = "\n".join(msgs)
     assert all(m.startswith(str(bad)) for m in msgs)
     assert "field 'chunk': unknown key (got 3); did you mean `chunks`?" in text
-    assert "pairs[0]: field 'polish': unknown policy (got 'balanced'); known policies: random" in text
-    assert "pairs[0]: field 'soviet': unknown policy (got 'balanced')" in text
+    assert "pairs[0]: field 'polish': unknown policy (got 'cautious'); known policies: " in text
+    assert "pairs[0]: field 'soviet': unknown policy (got 'bold')" in text
     assert "pairs[1]: field 'soviet': unknown policy (got 'randm'); did you mean `random`?" in text
     assert "pairs[1]: field 'beta': unknown key" in text
     assert "field 'combat.great_victory_loses': unknown rule key (got 3); did you mean `great_victory_losses`?" in text
@@ -104,6 +104,31 @@ def test_plan_and_seeds(config):
     crn = sw.load_config({**cfg.to_dict(), "common_random_numbers": True})
     by = {(t.overlay, t.chunk): t.seed for t in sw.plan(crn)}
     assert by[("base", 2)] == by[("gv3", 2)]
+
+
+def test_policy_parameter_grid(client, tmp_path):
+    from soe_sim.engine.game import play_game
+    from soe_sim.engine.game.policies import POLICY_IDS
+
+    if "balanced" not in POLICY_IDS:
+        pytest.skip("no parameterised policy yet")
+    raw = {"scenarios": ["tutorial"], "games_per_chunk": 3, "chunks": 1, "seed": 1,
+           "pairs": [{"polish": "balanced", "soviet": "random", "polish_params": {"attack_threshold": [0.5, 0.7]}}]}
+    cfg = sw.load_config(raw)
+    tasks = sw.plan(cfg)
+    assert len(tasks) == 2 and len({t.relpath() for t in tasks}) == 2 and len({t.seed for t in tasks}) == 2
+    assert tasks[0].relpath().startswith("games/tutorial/balanced__random__p")
+    with pytest.raises(SoeInputError, match="polish_params.atack_threshold.*did you mean `attack_threshold`"):
+        sw.load_config({**raw, "pairs": [{"polish": "balanced", "soviet": "random",
+                                          "polish_params": {"atack_threshold": 0.5}}]})
+    man = sw.run_sweep(cfg, tmp_path / "out", client=client)
+    assert man["status"] == "complete"
+    games = sw.read_sweep(tmp_path / "out")
+    assert sorted(set(games["polish_params"])) == ['{"attack_threshold": 0.5}', '{"attack_threshold": 0.7}']
+    row = games.iloc[4]
+    params = json.loads(row["polish_params"])
+    r = play_game("tutorial", seed=(int(row["seed"]), int(row["game"])), polish=("balanced", params))
+    assert (r.winner or "") == row["winner"] and r.vp == row["vp"] and r.steps == row["steps"]
 
 
 def test_sweep_runs_and_rows_replay(reference):
@@ -186,6 +211,9 @@ def test_partial_runs_grid_growth_and_fingerprint(config, client, reference, tmp
     config.write_text(grown.replace("seed = 7", "seed = 8"))
     with pytest.raises(SoeInputError, match="different seed"):
         sw.run_sweep(config, out, client=client)
+    (out / "manifest.json").unlink()  # without the manifest, the chunk files themselves are checked
+    with pytest.raises(SoeInputError, match="not written by this sweep"):
+        sw.run_sweep(config, out, client=client)
 
 
 def test_cli_sweep_with_scheduler_address(config, client, reference, tmp_path, capsys):
@@ -199,10 +227,10 @@ def test_cli_sweep_with_scheduler_address(config, client, reference, tmp_path, c
     assert man["status"] == "complete" and man["tasks_done"] == 8
     pd.testing.assert_frame_equal(sw.read_sweep(out), sw.read_sweep(reference[0]))
     bad = tmp_path / "bad.toml"
-    bad.write_text(CONFIG.replace('polish = "random"', 'polish = "balanced"'))
+    bad.write_text(CONFIG.replace('polish = "random"', 'polish = "cautious"'))
     rc = main(["sweep", str(bad), "--out", str(tmp_path / "x")])
     err = capsys.readouterr().err
-    assert rc == 2 and "unknown policy (got 'balanced')" in err and "known policies: random" in err
+    assert rc == 2 and "unknown policy (got 'cautious')" in err and "known policies: " in err and "random" in err
 
 
 def test_killed_sweep_process_resumes(client, tmp_path):

@@ -20,6 +20,7 @@ not depend on the thread count either.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -37,7 +38,7 @@ from soe_sim.engine.state import STATUS
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = [
-    "simulate", "Simulation", "summarize", "win_interval", "play_chunk", "resolve_policy",
+    "simulate", "Simulation", "summarize", "win_interval", "play_chunk", "resolve_policy", "policy_label",
     "key_city_ids", "GAME_COLUMNS", "TRAJECTORY_COLUMNS", "BATTLE_COLUMNS", "MISSING_COLUMNS",
     "DEFAULT_CI_MAX_GAMES",
 ]
@@ -130,7 +131,7 @@ _STAT_COLUMNS: list[tuple[str, int]] = [
 
 #: Columns of :func:`simulate`'s per-game frame, in order (``held_<city>`` columns follow).
 GAME_COLUMNS: tuple[str, ...] = (
-    "scenario", "polish", "soviet", "seed", "game",
+    "scenario", "polish", "soviet", "polish_params", "soviet_params", "seed", "game",
     "outcome", "winner", "vp", "rounds", "last_round", "last_phase", "phases", "steps", "events", "abort",
     *(c for c, _ in _STAT_COLUMNS[:2]),
     "sp_lost_polish", "sp_lost_soviet",
@@ -140,6 +141,7 @@ GAME_COLUMNS: tuple[str, ...] = (
 
 #: Column meanings (README "Running many games" repeats them).
 COLUMN_DOCS = {
+    "polish_params": "JSON of the Polish policy's parameter overrides ('' = the policy's defaults)",
     "seed": "batch seed; the game is play_game(scenario, seed=(seed, game), polish=..., soviet=...)",
     "game": "game index within the batch seed",
     "outcome": "finished | immediate_victory | aborted",
@@ -167,10 +169,11 @@ MISSING_COLUMNS = {
     "vp by great victory / encirclement / leader": "VP events carry cause BATTLE only (vp_battle is their sum)",
     "cards played / events by card": "derivable from CARD_PLAYED but not summarised yet",
     "policy decision statistics": "the policies do not report their choices",
+    "python policies": "Python (objmode) policies run only in play_game; simulate takes numba policies",
 }
 
-TRAJECTORY_COLUMNS = ("scenario", "polish", "soviet", "seed", "game", "step", "round", "phase", "vp")
-BATTLE_COLUMNS = ("scenario", "polish", "soviet", "seed", "game", "battle", "round", "phase", "area", "attacker",
+TRAJECTORY_COLUMNS = ("scenario", "polish", "soviet", "polish_params", "soviet_params", "seed", "game", "step", "round", "phase", "vp")
+BATTLE_COLUMNS = ("scenario", "polish", "soviet", "polish_params", "soviet_params", "seed", "game", "battle", "round", "phase", "area", "attacker",
                   "winner", "fought", "attacker_losses", "defender_losses", "great_victory")
 
 
@@ -333,8 +336,8 @@ def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_r
 
 
 @njit(cache=True)
-def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seed_row, log_capacity,
-                 key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
+def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, seed_row,
+                 log_capacity, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
     """Play one game from the start position (copied) and reduce it; ``counts`` (2,) = phases, battles."""
     st = gnb.copy_state_nb(state0)
     cs = gnb.copy_cards_nb(cs0)
@@ -343,7 +346,8 @@ def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies,
     rng_policy = seed_row[1:3].copy()
     log = np.zeros(log_capacity, dtype=EVENT_DTYPE)
     ctr = np.zeros(N_CTR, dtype=np.int64)
-    gnb.play_game_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log, ctr, res)
+    gnb.play_game_params_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, rng_chance,
+                            rng_policy, log, ctr, res)
     n_ph, n_bat = _reduce_nb(log, ctr[gnb.C_EVENTS], state0.block_sp, state0.block_arm, st, m.vp, key_areas, stats,
                              key_ctrl, traj_round, traj_phase, traj_vp, bat)
     counts[0] = n_ph
@@ -351,11 +355,12 @@ def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies,
 
 
 @njit(cache=True, nogil=True)
-def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds, log_capacity, key_areas,
-                     res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
+def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, seeds,
+                     log_capacity, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
     """Games one after the other (releases the GIL: safe in threaded task runners)."""
     for g in range(seeds.shape[0]):
-        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds[g], log_capacity,
+        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, seeds[g],
+                     log_capacity,
                      key_areas, res[g], stats[g], key_ctrl[g], traj_round[g], traj_phase[g], traj_vp[g], bat[g],
                      counts[g])
 
@@ -364,22 +369,36 @@ def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, polic
 # Inputs
 
 
-def resolve_policy(name, where: str = "--polish", entry: str = "") -> str:
-    """The canonical name of a policy in the engine's registry, or a SoeInputError naming it."""
-    from soe_sim.engine.game.policies import POLICY_IDS, policy_id
+def resolve_policy(spec, where: str = "--polish", entry: str = ""):
+    """The engine :class:`~soe_sim.engine.game.Policy` of a numba policy spec (a name from the
+    engine's registry, ``(name, {param: value})`` or a Policy); problems are a SoeInputError naming
+    ``where`` (an option or a file) and ``entry``, with a suggestion."""
+    from soe_sim.engine.game import Policy
+    from soe_sim.engine.game import resolve_policy as engine_resolve
 
-    if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
-        for k, v in POLICY_IDS.items():
-            if v == int(name):
-                return k
     try:
-        policy_id(name)
-    except (ValueError, TypeError):
-        known = sorted(POLICY_IDS)
-        hint = did_you_mean(str(name), known)
-        sugg = (hint + "; " if hint else "") + f"known policies: {', '.join(known)}"
-        raise SoeInputError(Problem(where, entry, "", name, "unknown policy", sugg)) from None
-    return str(name).strip().lower()
+        pol = engine_resolve(spec)
+    except SoeInputError as err:
+        raise SoeInputError([Problem(where, entry or p.entry, p.field, p.value, p.message, p.suggestion)
+                             for p in err.problems]) from None
+    if not isinstance(pol, Policy):
+        raise SoeInputError(Problem(where, entry, "", type(spec).__name__,
+                                    "Python policies run only in soe_sim.engine.game.play_game (the slow path)",
+                                    "use a numba policy name"))
+    return pol
+
+
+def policy_label(pol) -> tuple[str, str]:
+    """``(name, params)`` of a Policy for the result columns: ``params`` is the JSON of the parameter
+    overrides (sorted keys; ``""`` for the policy's defaults)."""
+    params = {str(k).strip().lower(): float(v) for k, v in dict(pol.params or {}).items()}
+    if getattr(pol, "omniscient", False):
+        params["omniscient"] = 1.0
+    return pol.name, (json.dumps(params, sort_keys=True) if params else "")
+
+
+def _policy_arrays(pols) -> tuple[np.ndarray, np.ndarray]:
+    return (np.array([p.id for p in pols], dtype=np.int64), np.stack([p.row() for p in pols]).astype(np.float64))
 
 
 def _check_seed(seed, where="--seed"):
@@ -462,7 +481,7 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     if n == 0:
         return raw
     state = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
-             setup.rr, setup.orules, cfg, policies)
+             setup.rr, setup.orules, cfg, policies[0], policies[1])
 
     def work(lo, hi):
         _games_serial_nb(*state, seeds[lo:hi], int(log_capacity), key_areas, raw.res[lo:hi], raw.stats[lo:hi],
@@ -498,14 +517,16 @@ def _side_name(v: int) -> str:
     return "" if v < 0 else Side(int(v)).slug
 
 
-def _frames(setup, scenario_id, polish, soviet, seed, game0, raw, key_ids, extra_battles, *, trajectories, battles):
+def _frames(setup, scenario_id, pols, seed, game0, raw, key_ids, extra_battles, *, trajectories, battles):
     from soe_sim.engine.game import AbortReason, Outcome
 
     n = raw.res.shape[0]
     res = raw.res
+    (polish, polish_params), (soviet, soviet_params) = (policy_label(p) for p in pols)
     cols: dict[str, object] = {
         "scenario": np.full(n, scenario_id, dtype=object), "polish": np.full(n, polish, dtype=object),
-        "soviet": np.full(n, soviet, dtype=object), "seed": np.full(n, seed, dtype=np.int64),
+        "soviet": np.full(n, soviet, dtype=object), "polish_params": np.full(n, polish_params, dtype=object),
+        "soviet_params": np.full(n, soviet_params, dtype=object), "seed": np.full(n, seed, dtype=np.int64),
         "game": np.arange(game0, game0 + n, dtype=np.int64),
     }
     outcome_names = {int(o): o.name.lower() for o in Outcome}
@@ -530,10 +551,11 @@ def _frames(setup, scenario_id, polish, soviet, seed, game0, raw, key_ids, extra
     for j, a in enumerate(key_ids):
         cols[f"held_{a}"] = np.array([_side_name(v) for v in raw.key_ctrl[:, j]], dtype=object)
     games = pd.DataFrame(cols)
-    for c in ("scenario", "polish", "soviet", "outcome", "winner", "abort", *(f"held_{a}" for a in key_ids)):
+    for c in ("scenario", "polish", "soviet", "polish_params", "soviet_params", "outcome", "winner", "abort",
+              *(f"held_{a}" for a in key_ids)):
         games[c] = games[c].astype(str)
     traj = bats = None
-    ident = games[["scenario", "polish", "soviet", "seed", "game"]]
+    ident = games[["scenario", "polish", "soviet", "polish_params", "soviet_params", "seed", "game"]]
     if trajectories:
         nph = np.minimum(raw.counts[:, 0], raw.traj_vp.shape[1])
         gi = np.repeat(np.arange(n), nph)
@@ -574,20 +596,18 @@ def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: 
     """Games ``start .. start + games - 1`` of ``seed`` as ``(games, trajectories, battles)`` frames
     (the last two None unless asked). The building block of :func:`simulate` and of the sweep."""
     from soe_sim.engine.game import DEFAULT_LOG_CAPACITY
-    from soe_sim.engine.game.policies import policy_id
 
     setup, sid = _setup_of(scenario)
-    polish = resolve_policy(polish, "--polish")
-    soviet = resolve_policy(soviet, "--soviet")
+    pols = (resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet"))
     log_capacity = int(log_capacity or DEFAULT_LOG_CAPACITY)
     key_ids = key_city_ids(setup, key_cities)
     key_areas = np.array([setup.game_map.area_index[a] for a in key_ids], dtype=np.int64)
-    policies = np.array([policy_id(polish), policy_id(soviet)], dtype=np.int64)
+    policies = _policy_arrays(pols)
     seeds = _seeds(seed, int(start), int(start) + int(games))
     raw = _run(setup, policies, seeds, key_areas, threads=threads, trajectories=trajectories,
                battle_cap=int(battle_cap) if battles else 0, log_capacity=log_capacity)
     extra = _battle_overflow(setup, policies, seeds, key_areas, raw, log_capacity) if battles else {}
-    out = _frames(setup, sid, polish, soviet, int(seed), int(start), raw, key_ids, extra,
+    out = _frames(setup, sid, pols, int(seed), int(start), raw, key_ids, extra,
                   trajectories=trajectories, battles=battles)
     if _check:
         return (*out, raw)
@@ -631,8 +651,12 @@ def summarize(games: pd.DataFrame, elapsed: float | None = None) -> dict:
     n = int(len(games))
     out: dict = {"games": n}
     if "scenario" in games and n:
-        for c in ("scenario", "polish", "soviet"):
+        for c in ("scenario", "polish", "soviet", "polish_params", "soviet_params"):
+            if c not in games:
+                continue
             vals = games[c].unique().tolist()
+            if c.endswith("_params") and vals == [""]:
+                continue
             out[c] = vals[0] if len(vals) == 1 else vals
     if "seed" in games and n:
         seeds = games["seed"].unique().tolist()
@@ -713,8 +737,9 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     ----------
     scenario : str, Scenario or GameSetup
         A scenario id (``soe-sim scenarios``), a loaded Scenario or an engine GameSetup (for rule overlays).
-    polish, soviet : str
-        Policy names from the engine's registry (:data:`soe_sim.engine.game.policies.POLICY_IDS`).
+    polish, soviet : str, (name, {param: value}) or soe_sim.engine.game.Policy
+        Numba policies from the engine's registry (:data:`soe_sim.engine.game.policies.POLICY_IDS`),
+        with optional parameter overrides (:data:`soe_sim.engine.game.PARAMS`).
     games : int
         Games to play (default 1000); with ``ci_width`` the most games to play (default 100 000).
     seed : int
@@ -768,7 +793,7 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     played = 0
     width = 1.0
     t0 = time.perf_counter()
-    with tqdm(total=games, unit="game", disable=not progress, desc=f"{sid} {polish} v {soviet}",
+    with tqdm(total=games, unit="game", disable=not progress, desc=f"{sid} {polish.name} v {soviet.name}",
               leave=False) as bar:
         while played < games:
             k = min(batch, games - played)
@@ -792,7 +817,8 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     else:
         df = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     df.index.name = None
-    meta = {"scenario": sid, "polish": polish, "soviet": soviet, "seed": seed, "games": int(len(df)),
+    meta = {"scenario": sid, "polish": policy_label(polish)[0], "soviet": policy_label(soviet)[0],
+            "polish_params": policy_label(polish)[1], "soviet_params": policy_label(soviet)[1], "seed": seed, "games": int(len(df)),
             "threads": nthreads, "seconds": elapsed, "games_per_second": len(df) / elapsed if elapsed > 0 else None,
             "ci_width": _ci_width(df)}
     if ci_width is not None:

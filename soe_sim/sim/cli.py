@@ -42,10 +42,32 @@ def format_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
+def _with_params(name: str, pairs, option: str):
+    from soe_sim.errors import Problem, SoeInputError
+
+    if not pairs:
+        return name
+    params = {}
+    for item in pairs:
+        key, sep, value = item.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            params[key.strip()] = float(value)
+        except ValueError:
+            raise SoeInputError(Problem(option, "", "", item, "expected KEY=NUMBER",
+                                        "e.g. --polish-param attack_threshold=0.6")) from None
+    return (name, params)
+
+
 @click.command("simulate")
 @click.option("--scenario", "-s", required=True, help="Scenario id (soe-sim scenarios) or TOML path.")
 @click.option("--polish", default="random", show_default=True, help="Polish policy.")
 @click.option("--soviet", default="random", show_default=True, help="Soviet policy.")
+@click.option("--polish-param", "polish_params", multiple=True, metavar="KEY=VALUE",
+              help="Polish policy parameter override (repeatable; names: docs/policies.md).")
+@click.option("--soviet-param", "soviet_params", multiple=True, metavar="KEY=VALUE",
+              help="Soviet policy parameter override (repeatable).")
 @click.option("--games", "-n", default=None, type=click.IntRange(min=1),
               help="Games to play [default 1000; with --ci-width the most games, default 100000].")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
@@ -63,8 +85,8 @@ def format_summary(s: dict) -> str:
 @click.option("--batch", default=None, type=click.IntRange(min=1), help="Games per batch in adaptive mode [1000].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [default: when a terminal].")
-def simulate_command(scenario, polish, soviet, games, seed, threads, out, traj_out, battles_out, ci_width, batch, fmt,
-                     progress) -> None:
+def simulate_command(scenario, polish, soviet, polish_params, soviet_params, games, seed, threads, out, traj_out,
+                     battles_out, ci_width, batch, fmt, progress) -> None:
     """Play many seeded games and summarise them (win rates with 95 % Wilson intervals, VP, losses).
 
     The JSON has games, polish_win, soviet_win, draw (rates), their *_ci intervals, aborted, vp_mean,
@@ -74,6 +96,8 @@ def simulate_command(scenario, polish, soviet, games, seed, threads, out, traj_o
 
     if progress is None:
         progress = sys.stderr.isatty()
+    polish = _with_params(polish, polish_params, "--polish-param")
+    soviet = _with_params(soviet, soviet_params, "--soviet-param")
     res = simulate(scenario, polish, soviet, games=games, seed=seed, threads=threads, ci_width=ci_width,
                    batch_size=batch, trajectories=bool(traj_out), battles=bool(battles_out), progress=progress,
                    out=out)

@@ -16,6 +16,10 @@ A sweep config (TOML) names the grid::
     [[pairs]]
     polish = "random"
     soviet = "random"
+    [[pairs]]                         # policy parameters: a list is a grid axis
+    polish = "balanced"
+    soviet = "balanced"
+    polish_params = { attack_threshold = [0.5, 0.6, 0.7] }
 
     [[overlays]]                      # optional; without any, one overlay "base" (the ruleset as is)
     name = "gv3"
@@ -23,18 +27,19 @@ A sweep config (TOML) names the grid::
     [overlays.rules]                  # and/or inline rule keys
     combat.great_victory_losses = 3
 
-Every (scenario, pair, overlay, chunk) is one task. Its batch seed is derived with ``SeedSequence``
+Every (scenario, pair, policy parameters, overlay, chunk) is one task. Its batch seed is derived with ``SeedSequence``
 from (sweep seed, scenario, pair, overlay, chunk index) — pair and overlay left out under
 ``common_random_numbers`` — so a task always plays the same games. A finished task is written
 atomically (temporary file + rename) to
-``OUT/games/<scenario>/<polish>__<soviet>/<overlay>/chunk-00000.parquet`` (and ``OUT/trajectories``,
+``OUT/games/<scenario>/<polish>__<soviet>[__p<hash of the parameters>]/<overlay>/chunk-00000.parquet`` (and ``OUT/trajectories``,
 ``OUT/battles`` when asked), so an interrupted sweep resumes by skipping the chunks whose file
 exists: none is recomputed, no row is lost or written twice. ``OUT/manifest.json`` records the
 config, the task list and the progress. ``pandas.read_parquet(OUT / "games")`` (or
 :func:`read_sweep`) reads the whole sweep.
 
-Every row carries ``scenario``, ``polish``, ``soviet``, ``overlay``, ``chunk``, ``seed`` and ``game``;
-``play_game(setup, seed=(seed, game), polish=polish, soviet=soviet)`` replays it (``setup`` built
+Every row carries ``scenario``, ``polish``, ``soviet``, ``polish_params``, ``soviet_params`` (JSON of
+the parameter overrides), ``overlay``, ``chunk``, ``seed`` and ``game``;
+``play_game(setup, seed=(seed, game), polish=(polish, params), soviet=...)`` replays it (``setup`` built
 with the overlay's rules: :func:`overlay_setup`).
 """
 from __future__ import annotations
@@ -42,11 +47,13 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
 import time
 import tomllib
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -62,7 +69,7 @@ MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
 TOP_KEYS = ("scenarios", "games_per_chunk", "chunks", "seed", "pairs", "overlays", "ruleset", "key_cities",
             "trajectories", "battles", "common_random_numbers")
-PAIR_KEYS = ("polish", "soviet")
+PAIR_KEYS = ("polish", "soviet", "polish_params", "soviet_params")
 OVERLAY_KEYS = ("name", "files", "rules")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 TABLES = ("games", "trajectories", "battles")
@@ -88,7 +95,7 @@ class SweepConfig:
     games_per_chunk: int
     chunks: int
     seed: int
-    pairs: list[tuple[str, str]]
+    pairs: list[tuple[str, str, str, str]]  # (polish, polish params JSON, soviet, soviet params JSON)
     overlays: list[Overlay]
     ruleset: str = "soe"
     key_cities: list[str] | None = None
@@ -100,7 +107,9 @@ class SweepConfig:
     def to_dict(self) -> dict:
         return {
             "scenarios": list(self.scenarios), "games_per_chunk": self.games_per_chunk, "chunks": self.chunks,
-            "seed": self.seed, "pairs": [{"polish": p, "soviet": s} for p, s in self.pairs],
+            "seed": self.seed,
+            "pairs": [{"polish": p, "polish_params": json.loads(pp or "{}"), "soviet": s,
+                       "soviet_params": json.loads(sp or "{}")} for p, pp, s, sp in self.pairs],
             "overlays": [{"name": o.name, "files": list(o.files), "rules": o.rules} for o in self.overlays],
             "ruleset": self.ruleset, "key_cities": self.key_cities, "trajectories": self.trajectories,
             "battles": self.battles, "common_random_numbers": self.common_random_numbers,
@@ -127,9 +136,15 @@ class Task:
     chunk: int
     seed: int
     games: int
+    polish_params: str = ""  # JSON of the parameter overrides ("" = the policy's defaults)
+    soviet_params: str = ""
+
+    @property
+    def pair(self) -> str:
+        return _pair_dir(self.polish, self.polish_params, self.soviet, self.soviet_params)
 
     def relpath(self, table: str = "games") -> str:
-        return f"{table}/{_dir_name(self.scenario)}/{self.polish}__{self.soviet}/{self.overlay}/chunk-{self.chunk:05d}.parquet"
+        return f"{table}/{_dir_name(self.scenario)}/{self.pair}/{self.overlay}/chunk-{self.chunk:05d}.parquet"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -145,6 +160,34 @@ def _file_digest(path: str) -> str:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     except OSError:
         return "missing"
+
+
+def _pair_dir(polish: str, polish_params: str, soviet: str, soviet_params: str) -> str:
+    """``<polish>__<soviet>``, plus ``__p<hash>`` of the parameter overrides when there are any."""
+    name = f"{polish}__{soviet}"
+    if polish_params or soviet_params:
+        name += "__p" + _digest([polish_params, soviet_params])[:10]
+    return name
+
+
+def _expand_params(table, where, entry, field_, file, problems) -> list[dict]:
+    """A params table whose values are numbers or lists of numbers -> every combination."""
+    if table is None:
+        return [{}]
+    if not isinstance(table, dict):
+        problems.append(Problem(file, entry, field_, table, "expected a table of policy parameters",
+                                "e.g. polish_params = { attack_threshold = [0.5, 0.7] }"))
+        return [{}]
+    keys = sorted(table)
+    values = []
+    for k in keys:
+        v = table[k]
+        vs = v if isinstance(v, list) else [v]
+        if not vs or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vs):
+            problems.append(Problem(file, entry, f"{field_}.{k}", v, "expected a number or a list of numbers"))
+            return [{}]
+        values.append(vs)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
 
 
 def _dir_name(scenario: str) -> str:
@@ -226,8 +269,10 @@ def load_config(config, *, base_dir: str | Path | None = None) -> SweepConfig:
     gpc = _int(raw, "games_per_chunk", file, problems, lo=1) if "games_per_chunk" in raw else None
     chunks = _int(raw, "chunks", file, problems, lo=1) if "chunks" in raw else None
     seed = _int(raw, "seed", file, problems, lo=0) if "seed" in raw else None
-    # pairs
-    pairs: list[tuple[str, str]] = []
+    # pairs (× the combinations of list-valued policy parameters)
+    from soe_sim.sim import policy_label
+
+    pairs: list[tuple[str, str, str, str]] = []
     pr = raw.get("pairs", [])
     if not isinstance(pr, list) or ("pairs" in raw and not pr):
         problems.append(Problem(file, "", "pairs", raw.get("pairs"), "expected [[pairs]] tables with polish and soviet"))
@@ -240,22 +285,36 @@ def load_config(config, *, base_dir: str | Path | None = None) -> SweepConfig:
         for k in p:
             if k not in PAIR_KEYS:
                 problems.append(Problem(file, entry, k, p[k], "unknown key",
-                                        (did_you_mean(k, PAIR_KEYS) or f"known keys: {', '.join(PAIR_KEYS)}")
-                                        + " (policy parameters are not supported by the engine's policies yet)"))
-        names = []
-        for side in PAIR_KEYS:
+                                        did_you_mean(k, PAIR_KEYS) or f"known keys: {', '.join(PAIR_KEYS)}"))
+        sides = []
+        for side in ("polish", "soviet"):
             if side not in p:
                 problems.append(Problem(file, entry, side, None, "missing policy", 'e.g. polish = "random"'))
                 continue
-            try:
-                names.append(resolve_policy(p[side], file, f"{entry}: field '{side}'"))
-            except SoeInputError as err:
-                problems.extend(err.problems)
-        if len(names) == 2:
-            if tuple(names) in pairs:
-                problems.append(Problem(file, entry, "", f"{names[0]} vs {names[1]}", "pair listed twice"))
-            else:
-                pairs.append(tuple(names))
+            n0 = len(problems)
+            variants = _expand_params(p.get(f"{side}_params"), side, entry, f"{side}_params", file, problems)
+            if len(problems) > n0:
+                continue
+            labels = []
+            for params in variants:
+                try:
+                    pol = resolve_policy((p[side], params) if params else p[side], file, entry)
+                except SoeInputError as err:
+                    for q in err.problems:
+                        field_ = side if q.message == "unknown policy" else f"{side}_params.{q.field}" if q.field else side
+                        problems.append(Problem(file, entry, field_, q.value, q.message, q.suggestion))
+                    labels = None
+                    break
+                labels.append(policy_label(pol))
+            if labels is not None:
+                sides.append(labels)
+        if len(sides) == 2:
+            for (pn, pp), (sn, sp) in itertools.product(*sides):
+                key = (pn, pp, sn, sp)
+                if key in pairs:
+                    problems.append(Problem(file, entry, "", f"{pn} vs {sn}", "pair listed twice"))
+                else:
+                    pairs.append(key)
     # overlays
     ruleset = raw.get("ruleset", "soe")
     if not isinstance(ruleset, str):
@@ -372,11 +431,13 @@ def overlay_setup(scenario: str, overlay: Overlay | None = None, ruleset: str = 
 
 
 def chunk_seed(seed: int, scenario: str, polish: str, soviet: str, overlay: str, chunk: int,
-               common_random_numbers: bool = False) -> int:
+               common_random_numbers: bool = False, polish_params: str = "", soviet_params: str = "") -> int:
     """The batch seed of one chunk: ``SeedSequence([seed, H(scenario, pair, overlay), chunk])`` as a
-    63-bit integer (H = the first 8 bytes of a SHA-256; pair and overlay left out under common
-    random numbers)."""
-    parts = [_dir_name(scenario)] if common_random_numbers else [_dir_name(scenario), polish, soviet, overlay]
+    63-bit integer (H = the first 8 bytes of a SHA-256; the pair includes the policies' parameter
+    overrides; pair and overlay are left out under common random numbers)."""
+    parts = ([_dir_name(scenario)] if common_random_numbers else
+             [_dir_name(scenario), polish, soviet, overlay] + ([polish_params, soviet_params]
+                                                               if polish_params or soviet_params else []))
     h = int.from_bytes(hashlib.sha256("\x1f".join(parts).encode()).digest()[:8], "little")
     ss = np.random.SeedSequence([int(seed), h, int(chunk)])
     return int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
@@ -386,12 +447,13 @@ def plan(cfg: SweepConfig) -> list[Task]:
     """Every task of the grid, in a fixed order."""
     tasks = []
     for sc in cfg.scenarios:
-        for pol, sov in cfg.pairs:
+        for pol, pp, sov, sp in cfg.pairs:
             for ov in cfg.overlays:
                 for c in range(cfg.chunks):
                     tasks.append(Task(sc, pol, sov, ov.name, c,
-                                      chunk_seed(cfg.seed, sc, pol, sov, ov.name, c, cfg.common_random_numbers),
-                                      cfg.games_per_chunk))
+                                      chunk_seed(cfg.seed, sc, pol, sov, ov.name, c, cfg.common_random_numbers,
+                                                 pp, sp),
+                                      cfg.games_per_chunk, pp, sp))
     return tasks
 
 
@@ -407,14 +469,16 @@ def run_task(task: dict, ruleset: str, overlay: dict, key_cities, trajectories: 
     t0 = time.perf_counter()
     ov = Overlay(overlay["name"], tuple(overlay["files"]), overlay["rules"])
     setup = overlay_setup(task["scenario"], ov, ruleset)
-    frames = play_chunk(setup, task["polish"], task["soviet"], seed=task["seed"], start=0, games=task["games"],
+    pol = (task["polish"], json.loads(task["polish_params"])) if task.get("polish_params") else task["polish"]
+    sov = (task["soviet"], json.loads(task["soviet_params"])) if task.get("soviet_params") else task["soviet"]
+    frames = play_chunk(setup, pol, sov, seed=task["seed"], start=0, games=task["games"],
                         threads=1, key_cities=key_cities, trajectories=trajectories, battles=battles)
     out = {}
     for name, df in zip(TABLES, frames):
         if df is not None:
             df["scenario"] = task["scenario"]
-            df.insert(3, "overlay", task["overlay"])
-            df.insert(4, "chunk", np.int64(task["chunk"]))
+            df.insert(5, "overlay", task["overlay"])
+            df.insert(6, "chunk", np.int64(task["chunk"]))
         out[name] = df
     out["seconds"] = time.perf_counter() - t0
     return out
@@ -472,7 +536,7 @@ def _manifest(cfg: SweepConfig, tasks: list[Task], done: set, out: Path, started
         "config_file": cfg.source,
         "fingerprint": cfg.fingerprint(),
         "config": cfg.to_dict(),
-        "layout": "{table}/{scenario}/{polish}__{soviet}/{overlay}/chunk-{chunk:05d}.parquet",
+        "layout": "{table}/{scenario}/{polish}__{soviet}[__p{params hash}]/{overlay}/chunk-{chunk:05d}.parquet",
         "tables": [t for t in TABLES if t == "games" or getattr(cfg, t)],
         "started": started,
         "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -480,11 +544,27 @@ def _manifest(cfg: SweepConfig, tasks: list[Task], done: set, out: Path, started
         "tasks_done": sum(1 for t in tasks if t.relpath() in done),
         "games_total": sum(t.games for t in tasks),
         "games_done": sum(t.games for t in tasks if t.relpath() in done),
-        "tasks": [{**asdict(t), "path": t.relpath(), "done": t.relpath() in done} for t in tasks],
+        "tasks": [{**asdict(t), "pair": t.pair, "path": t.relpath(), "done": t.relpath() in done} for t in tasks],
     }
     if extra:
         m.update(extra)
     return m
+
+
+def _verify_chunks(out: Path, tasks: list[Task]) -> None:
+    import pyarrow.parquet as pq
+
+    for t in tasks:
+        path = out / t.relpath()
+        try:
+            seeds = pq.read_table(path, columns=["seed"]).column("seed").to_pylist()
+        except Exception as err:  # noqa: BLE001 - any unreadable file is reported the same way
+            raise SoeInputError(Problem(str(path), "", "", "", f"unreadable chunk file: {err}",
+                                        "delete it to have it recomputed")) from None
+        if len(seeds) != t.games or set(seeds) != {t.seed}:
+            raise SoeInputError(Problem(str(path), "", "seed", sorted(set(seeds))[:3],
+                                        f"this chunk was not written by this sweep (expected {t.games} games of "
+                                        f"seed {t.seed})", "use a new --out directory"))
 
 
 def _check_existing(out: Path, cfg: SweepConfig) -> dict | None:
@@ -538,6 +618,8 @@ def run_sweep(config, out, scheduler: str | None = None, *, client=None, n_worke
     _clean_temp(out)
     tasks = plan(cfg)
     done = {t.relpath() for t in tasks if (out / t.relpath()).exists()}
+    if old is None and done:  # chunk files without a manifest: make sure they are this sweep's
+        _verify_chunks(out, [t for t in tasks if t.relpath() in done])
     todo = [t for t in tasks if t.relpath() not in done]
     skipped = len(done)
     if max_tasks is not None:
@@ -568,7 +650,8 @@ def run_sweep(config, out, scheduler: str | None = None, *, client=None, n_worke
             for t in todo:
                 f = client.submit(run_task, asdict(t), cfg.ruleset, overlays[t.overlay], cfg.key_cities,
                                   cfg.trajectories, cfg.battles, pure=False,
-                                  key=f"soe-sweep-{cfg.fingerprint()}-{_digest(asdict(t))}")
+                                  key=f"soe-chunk-{_dir_name(t.scenario)}-{t.pair}-{t.overlay}-"
+                                      f"{t.chunk:05d}-{uuid.uuid4().hex[:8]}")
                 futures[f] = t
             from tqdm.auto import tqdm
 
@@ -610,5 +693,6 @@ def read_sweep(out, table: str = "games") -> pd.DataFrame:
     if not files:
         return pd.DataFrame()
     df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-    keys = [c for c in ("scenario", "polish", "soviet", "overlay", "chunk", "game", "battle", "step") if c in df]
+    keys = [c for c in ("scenario", "polish", "soviet", "polish_params", "soviet_params", "overlay", "chunk", "game",
+                        "battle", "step") if c in df]
     return df.sort_values(keys, kind="stable").reset_index(drop=True)
