@@ -40,13 +40,28 @@ from soe_sim.engine.game.nb import (
     VIOLATION,
     GameConfig,
 )
-from soe_sim.engine.game.policies import POLICY_IDS, POLICY_RANDOM, choose_nb, policy_id
+from soe_sim.engine.game import policies as _pol
+from soe_sim.engine.game.policies import (
+    DEFAULT_PARAMS,
+    FEATURES,
+    N_FEAT,
+    N_PARAMS,
+    PARAM_DOCS,
+    PARAMS,
+    POLICY_IDS,
+    POLICY_PYTHON,
+    POLICY_RANDOM,
+    choose_nb,
+    choose_option_nb,
+    policy_id,
+)
 from soe_sim.random import SeedLike, as_seed_sequence, chunk_seeds
 
 __all__ = [
     "Decision", "Event", "Outcome", "Cause", "AbortReason", "Violation",
     "DECISION", "EVENT", "OUTCOME", "CAUSE", "VIOLATION", "EVENT_DTYPE",
-    "POLICY_RANDOM", "POLICY_IDS", "choose_nb", "policy_id",
+    "POLICY_RANDOM", "POLICY_IDS", "POLICY_PYTHON", "PARAMS", "PARAM_DOCS", "FEATURES", "choose_nb",
+    "choose_option_nb", "policy_id", "Policy", "resolve_policy", "policy_arrays", "StateView", "JitPolicy",
     "EventLog", "new_event_log", "append_event",
     "GameSetup", "GameResult", "game_setup", "game_config", "game_streams", "game_seed_sequence",
     "play_game", "play_games", "events_frame", "format_events", "fuzz",
@@ -258,6 +273,152 @@ def game_streams(seed, game: int | None = None) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------------
+# Policies (docs/policies.md)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A named numba policy with parameter overrides (names: :data:`PARAMS`, docs/policies.md).
+
+    ``Policy("balanced", {"attack_threshold": 0.7})``; ``omniscient=True`` is a shorthand for
+    ``{"omniscient": 1}`` (features then use the true SP of every enemy block).
+    """
+
+    name: str = "random"
+    params: dict = field(default_factory=dict)
+    omniscient: bool = False
+
+    @property
+    def id(self) -> int:
+        return policy_id(self.name)
+
+    def row(self) -> np.ndarray:
+        """The float64 (N_PARAMS,) parameter row: the policy's defaults with the overrides."""
+        from soe_sim.errors import Problem, SoeInputError, did_you_mean
+
+        row = DEFAULT_PARAMS[self.id].copy()
+        for k, v in dict(self.params or {}).items():
+            key = str(k).strip().lower()
+            if key not in PARAMS:
+                hint = did_you_mean(key, PARAMS)
+                raise SoeInputError(Problem("policy", str(self.name), key, k, "unknown policy parameter",
+                                            (hint + "; " if hint else "") + f"known parameters: {', '.join(PARAMS)}"))
+            try:
+                row[PARAMS.index(key)] = float(v)
+            except (TypeError, ValueError):
+                raise SoeInputError(Problem("policy", str(self.name), key, v, "a policy parameter must be a number")) \
+                    from None
+        if self.omniscient:
+            row[_pol.P_OMNISCIENT] = 1.0
+        return row
+
+
+def resolve_policy(spec) -> Policy | object:
+    """A :class:`Policy` from a name, an id, ``(name, {param: value})`` or a Policy; an object with a
+    ``choose`` method is returned as is (a Python policy). Unknown names or parameters raise
+    :class:`~soe_sim.errors.SoeInputError` with a suggestion."""
+    if isinstance(spec, Policy):
+        spec.row()
+        return spec
+    if hasattr(spec, "choose") and callable(spec.choose):
+        return spec
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[1], dict):
+        pol = Policy(str(spec[0]).strip().lower(), dict(spec[1]))
+    elif isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        pid = policy_id(spec)
+        pol = Policy(next(k for k, v in POLICY_IDS.items() if v == pid))
+    else:
+        pol = Policy(str(spec).strip().lower())
+    pol.row()  # validates the name and the parameters
+    return pol
+
+
+def policy_arrays(polish="random", soviet="random"):
+    """``(ids int64 (2,), params float64 (2, N_PARAMS))`` of two numba policy specs (for
+    :func:`soe_sim.engine.game.nb.play_game_params_nb` / ``play_games_nb``)."""
+    pols = [resolve_policy(polish), resolve_policy(soviet)]
+    for p in pols:
+        if not isinstance(p, Policy):
+            from soe_sim.errors import Problem, SoeInputError
+
+            raise SoeInputError(Problem("policy", "", "", type(p).__name__,
+                                        "Python policies run only in play_game (the slow path)"))
+    return (np.array([p.id for p in pols], dtype=np.int64), np.stack([p.row() for p in pols]))
+
+
+class StateView:
+    """What a Python policy sees at a decision (docs/policies.md "A Python policy").
+
+    ``side`` (0 Polish, 1 Soviet), ``round``, ``phase``, ``vp`` (signed, + Polish), ``setup`` (the
+    :class:`GameSetup`), :meth:`blocks` (own blocks in full; enemy blocks with their SP only once
+    seen, unless ``omniscient``), ``rng`` (the side's own policy stream, a ``uint64`` array of
+    length 1: draw with :meth:`rand_below` to keep common random numbers). ``state``, ``cards`` and
+    ``orders`` are the live engine arrays (they include hidden information: read them only for
+    what the side may know).
+    """
+
+    def __init__(self, setup, state, cards, orders, side, rng, omniscient=False):
+        self.setup, self.state, self.cards, self.orders = setup, state, cards, orders
+        self.side, self.rng, self.omniscient = int(side), rng, bool(omniscient)
+
+    @property
+    def round(self) -> int:
+        return int(self.state.round[0])
+
+    @property
+    def phase(self) -> int:
+        return int(self.state.phase[0])
+
+    @property
+    def vp(self) -> int:
+        return int(self.state.vp[0])
+
+    def rand_below(self, n: int) -> int:
+        """A uniform integer in ``[0, n)`` from the side's policy stream."""
+        from soe_sim.engine.cards.nb import rand_below_nb
+
+        return int(rand_below_nb(self.rng, int(n)))
+
+    def blocks(self) -> pd.DataFrame:
+        """Blocks on the map: ``block, side, area, sp`` (NaN for unseen enemy blocks), ``seen``."""
+        st = self.state
+        on = np.flatnonzero(st.block_status == nb.STATUS.ON_MAP)
+        seen = self.omniscient | self.orders.seen[self.side, on]
+        sp = st.block_sp[on].astype(float)
+        sp[~seen] = np.nan
+        return pd.DataFrame({"block": self.setup.block_ids[on], "side": st.block_side[on].astype(int),
+                             "area": self.setup.area_ids[st.block_area[on]], "sp": sp, "seen": seen})
+
+
+class JitPolicy:
+    """A numba policy used through the Python interface (its choices equal the numba path's: same
+    scorer, same features, same policy stream). Handy as a base for Python experiments."""
+
+    def __init__(self, name="balanced", params=None):
+        self.policy = resolve_policy((name, dict(params or {})))
+        self._row = self.policy.row()
+
+    def choose(self, decision, options: pd.DataFrame, view: StateView) -> int:
+        n = len(options)
+        feat = np.zeros((n, N_FEAT), dtype=np.float64)
+        feat[:, :options.shape[1]] = options.to_numpy(dtype=np.float64)
+        return int(choose_option_nb(self.policy.id, self._row, int(decision), feat, n, view.rng, view.side))
+
+
+def _python_adapter(obj, setup, state, cards, orders, omniscient):
+    def choose(side, kind, feat, n, rng):
+        decision = Decision(kind)
+        names = FEATURES.get(kind, ())
+        options = pd.DataFrame(np.array(feat[:n, :len(names)], copy=True), columns=list(names))
+        k = obj.choose(decision, options, StateView(setup, state, cards, orders, side, rng, omniscient))
+        k = int(k)
+        if not 0 <= k < n:
+            raise ValueError(f"{type(obj).__name__}.choose returned {k} for {decision.name} with {n} options")
+        return k
+    return choose
+
+
+# --------------------------------------------------------------------------------------------------
 # One game
 
 
@@ -291,7 +452,12 @@ def _side_slug(v) -> str | None:
 def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="random", *,
               max_steps: int = DEFAULT_MAX_STEPS, max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS,
               check_invariants: bool = False, log_capacity: int = DEFAULT_LOG_CAPACITY) -> GameResult:
-    """Play one game of ``scenario`` (an id, a Scenario or a GameSetup) with seeded policies."""
+    """Play one game of ``scenario`` (an id, a Scenario or a GameSetup) with seeded policies.
+
+    ``polish`` / ``soviet``: a policy name (:data:`POLICY_IDS`), ``(name, {param: value})``, a
+    :class:`Policy`, or a Python object with ``choose(decision, options, state_view) -> int``
+    (docs/policies.md).
+    """
     setup = game_setup(scenario)
     cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants)
     streams = game_streams(seed)
@@ -300,10 +466,30 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
     orders = setup.orders0.copy()
     log = new_event_log(log_capacity)
     out = np.zeros(N_RES, dtype=np.int64)
-    policies = np.array([policy_id(polish), policy_id(soviet)], dtype=np.int64)
-    nb.play_game_nb(state, cards, orders, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr, setup.orules,
-                    cfg, policies,
-                    streams[0:1].copy(), streams[1:3].copy(), log.records, log.ctr, out)
+    specs = [resolve_policy(polish), resolve_policy(soviet)]
+    ids = np.zeros(2, dtype=np.int64)
+    params = np.zeros((2, N_PARAMS), dtype=np.float64)
+    slots = []
+    try:
+        for s, p in enumerate(specs):
+            if isinstance(p, Policy):
+                ids[s] = p.id
+                params[s] = p.row()
+            else:
+                omni = bool(getattr(p, "omniscient", False))
+                slot = max(_pol._PYTHON_POLICIES, default=0) + 1
+                _pol._PYTHON_POLICIES[slot] = _python_adapter(p, setup, state, cards, orders, omni)
+                slots.append(slot)
+                ids[s] = POLICY_PYTHON
+                params[s] = DEFAULT_PARAMS[POLICY_RANDOM]
+                params[s, _pol.P_SLOT] = slot
+                params[s, _pol.P_OMNISCIENT] = 1.0 if omni else 0.0
+        nb.play_game_params_nb(state, cards, orders, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
+                               setup.orules, cfg, ids, params, streams[0:1].copy(), streams[1:3].copy(), log.records,
+                               log.ctr, out)
+    finally:
+        for slot in slots:
+            _pol._PYTHON_POLICIES.pop(slot, None)
     return _result(setup, out, state, cards, log)
 
 
@@ -344,13 +530,13 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     ss = as_seed_sequence(seed)
     seeds = np.stack([game_streams(ss, i) for i in range(int(games))]) if games else np.zeros((0, 3), np.uint64)
     out = np.zeros((int(games), N_RES), dtype=np.int64)
-    policies = np.array([policy_id(polish), policy_id(soviet)], dtype=np.int64)
+    policies, params = policy_arrays(polish, soviet)
     old = numba.get_num_threads()
     try:
         if threads:
             numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
         nb.play_games_nb(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er,
-                         setup.kr, setup.rr, setup.orules, cfg, policies, seeds, int(log_capacity), out)
+                         setup.kr, setup.rr, setup.orules, cfg, policies, params, seeds, int(log_capacity), out)
     finally:
         numba.set_num_threads(old)
     if raw:

@@ -62,7 +62,8 @@ from soe_sim.engine.cards.nb import (
     shuffle_draw_pile_nb,
     two_front_extra_draw_nb,
 )
-from soe_sim.engine.game.policies import choose_nb
+from soe_sim.engine.game import policies as pnb
+from soe_sim.engine.game.policies import DECISION, N_FEAT, choose_nb, choose_option_nb  # noqa: F401
 from soe_sim.engine.nb import (
     N_OOS,
     apply_out_of_supply_nb,
@@ -95,25 +96,7 @@ from soe_sim.engine.state import PHASE_REINFORCEMENT, PHASE_REPLENISH, STATUS
 # Codes (IntEnum mirrors live in soe_sim.engine.game; these NamedTuples are the numba side)
 
 
-class _DecisionC(NamedTuple):
-    DISCARD: int = 0  # SoE 6.0, 10.1: discard down to the hand limit (one card per decision)
-    CARD_PLAY: int = 1  # SoE 7.1: (card, use) per front, pass included
-    FIRST_PLAYER: int = 2  # SoE 6.1, 7.2: the initiative holder chooses who places first
-    ORDER: int = 3  # SoE 7.2: place an order marker
-    EXEC_FIRST: int = 4  # SoE 6.1, 7.3: who executes an order type first
-    MOVE: int = 5  # SoE 7.31: one move of an order's execution
-    BATTLE_ORDER: int = 6  # SoE 7.4: order of battles of equal size
-    BATTLE_CARD: int = 7  # SoE 7.41.1: play a battle card (or none)
-    COMBAT_CARD: int = 8  # SoE 7.41.2: blind draw or a hand card
-    ADVANCE: int = 9  # SoE 7.43
-    REORGANIZE: int = 10  # SoE 7.5
-    RAIL: int = 11  # SoE 7.6
-    GARRISON: int = 12  # SoE 8.1: place a free garrison (0) or not (1)
-    COMBINE: int = 13  # SoE 8.2: pass or one absorption
-    REINFORCE: int = 14  # SoE 8.3, 8.4: pass, strengthen one block or build one block
-
-
-DECISION = _DecisionC()
+# DECISION (the decision kinds) lives in soe_sim.engine.game.policies and is re-exported here.
 
 
 class _EventC(NamedTuple):
@@ -356,8 +339,21 @@ def _log_vp_change_nb(state, log, ctr, old, cause, area):
 
 
 @njit(cache=True)
-def decide_nb(policies, side, kind, n, rng_policy, ctr, cfg):
+def feat_buffer_nb(policies, side, n):
+    """The feature matrix of a decision: ``(n, N_FEAT)`` zeros when ``side``'s policy reads features
+    (every policy but ``random``) and there is a choice, else an empty ``(0, N_FEAT)`` array (the
+    caller then skips its ``fill_*_features_nb``)."""
+    if n <= 1 or not pnb.wants_features_nb(policies, side):
+        return np.zeros((0, N_FEAT), dtype=np.float64)
+    return np.zeros((n, N_FEAT), dtype=np.float64)
+
+
+@njit(cache=True)
+def decide_nb(policies, side, kind, n, feat, rng_policy, ctr, cfg):
     """Ask ``side``'s policy for an option in ``0..n-1`` (0 when ``n <= 1`` or the game is aborting).
+
+    ``policies`` is the game's :class:`~soe_sim.engine.game.policies.PolicySet`; ``feat`` the
+    decision's feature matrix (:func:`feat_buffer_nb`, filled by the caller; empty for ``random``).
 
     Every call is a step; exceeding ``cfg.max_steps`` or ``cfg.max_phase_steps`` sets the abort
     reason, after which every decision returns 0 (the loops' option 0 always ends them: pass, no card,
@@ -374,7 +370,7 @@ def decide_nb(policies, side, kind, n, rng_policy, ctr, cfg):
         return 0
     if n <= 1:
         return 0
-    k = choose_nb(policies[side], kind, n, rng_policy[side:side + 1])
+    k = choose_option_nb(policies.ids[side], policies.params[side], kind, feat, n, rng_policy[side:side + 1], side)
     if k < 0 or k >= n:
         k = 0
     return k
@@ -443,7 +439,10 @@ def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg):
                 k += 1
         if k == 0:
             return
-        j = decide_nb(policies, side, DECISION.DISCARD, k, rng_policy, ctr, cfg)
+        feat = feat_buffer_nb(policies, side, k)
+        if feat.shape[0] > 0:
+            pnb.fill_card_features_nb(cs, side, hand, k, feat, 1)
+        j = decide_nb(policies, side, DECISION.DISCARD, k, feat, rng_policy, ctr, cfg)
         discard_nb(cs, side, hand[j])
         log_event_nb(log, ctr, state, EVENT.CARD_DISCARDED, side, -1, -1, -1, hand[j], 0)
 
@@ -539,7 +538,10 @@ def card_play_nb(state, cs, policies, rng_policy, log, ctr, cfg, extra_orders):
                     uses[j] = uses[i]
                     j += 1
             n = j
-            c = decide_nb(policies, s, DECISION.CARD_PLAY, n, rng_policy, ctr, cfg)
+            feat = feat_buffer_nb(policies, s, n)
+            if feat.shape[0] > 0:
+                pnb.fill_card_play_features_nb(cs, s, f, cards, uses, n, feat)
+            c = decide_nb(policies, s, DECISION.CARD_PLAY, n, feat, rng_policy, ctr, cfg)
             extra, _ev = apply_card_play_nb(cs, s, cards[c], uses[c], state.cubes)
             extra_orders[s, f] += extra
             if cards[c] != NO_CARD:
@@ -558,7 +560,10 @@ def _first_side_nb(state, policies, rng_policy, ctr, cfg, front, log, step):
     if ini < 0:
         first = SIDE.POLISH
     else:
-        j = decide_nb(policies, ini, DECISION.FIRST_PLAYER if step == 0 else DECISION.EXEC_FIRST, 2,
+        feat = feat_buffer_nb(policies, ini, 2)
+        if feat.shape[0] > 0:
+            pnb.fill_first_features_nb(step, front, feat)
+        j = decide_nb(policies, ini, DECISION.FIRST_PLAYER if step == 0 else DECISION.EXEC_FIRST, 2, feat,
                       rng_policy, ctr, cfg)
         first = ini if j == 0 else 1 - ini
     log_event_nb(log, ctr, state, EVENT.FIRST_PLAYER, first, front, -1, -1, step, 0)
@@ -584,7 +589,10 @@ def place_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ct
             n = onb.legal_orders_nb(state, orders, m, orules, s, f, allowed, otype, oarea)
             placed = False
             if n > 0:
-                j = decide_nb(policies, s, DECISION.ORDER, n, rng_policy, ctr, cfg)
+                feat = feat_buffer_nb(policies, s, n)
+                if feat.shape[0] > 0:
+                    pnb.fill_order_features_nb(state, orders, m, policies, s, otype, oarea, n, feat)
+                j = decide_nb(policies, s, DECISION.ORDER, n, feat, rng_policy, ctr, cfg)
                 if otype[j] != onb.NO_ORDER:
                     o = onb.place_order_nb(state, orders, s, f, otype[j], oarea[j])
                     if o >= 0:
@@ -635,7 +643,11 @@ def _execute_order_nb(state, orders, m, orules, cfg, policies, rng_policy, log, 
                 break
             must = onb.min_moves_required_nb(state, orders, m, orules, o) > 0
             off = 0 if must else 1  # option 0 = stop executing this order (SoE 7.3), unless a move is due
-            j = decide_nb(policies, s, kind, n + off, rng_policy, ctr, cfg)
+            feat = feat_buffer_nb(policies, s, n + off)
+            if feat.shape[0] > 0:
+                pnb.fill_move_features_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via, mv_detach,
+                                          n + off, off, rail, feat)
+            j = decide_nb(policies, s, kind, n + off, feat, rng_policy, ctr, cfg)
             if ctr[C_ABORT] != ABORT.NONE or (off == 1 and j == 0):
                 break
             j -= off
@@ -672,7 +684,10 @@ def _execute_order_nb(state, orders, m, orules, cfg, policies, rng_policy, log, 
         if orders.order_block[o] < 0:
             n = onb.legal_reorganize_nb(state, orders, o, reorg_rows)
             if n > 0:
-                j = decide_nb(policies, s, DECISION.REORGANIZE, n, rng_policy, ctr, cfg)
+                feat = feat_buffer_nb(policies, s, n)
+                if feat.shape[0] > 0:
+                    pnb.fill_reorganize_features_nb(state, reorg_rows, n, feat)
+                j = decide_nb(policies, s, DECISION.REORGANIZE, n, feat, rng_policy, ctr, cfg)
                 onb.designate_reorganize_nb(orders, o, reorg_rows[j])
         b = orders.order_block[o]
         gain = onb.execute_reorganize_nb(state, orders, orules, o)
@@ -720,7 +735,11 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
                 and orders.order_status[o] == onb.PLACED and orders.order_block[o] < 0):
             n = onb.legal_reorganize_nb(state, orders, o, reorg_rows)
             if n > 0:
-                j = decide_nb(policies, orders.order_side[o], DECISION.REORGANIZE, n, rng_policy, ctr, cfg)
+                s = orders.order_side[o]
+                feat = feat_buffer_nb(policies, s, n)
+                if feat.shape[0] > 0:
+                    pnb.fill_reorganize_features_nb(state, reorg_rows, n, feat)
+                j = decide_nb(policies, s, DECISION.REORGANIZE, n, feat, rng_policy, ctr, cfg)
                 onb.designate_reorganize_nb(orders, o, reorg_rows[j])
 
 
@@ -730,7 +749,8 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
 
 
 @njit(cache=True)
-def _battle_cards_nb(state, cs, kr, side, area, policies, rng_policy, rng_chance, log, ctr, cfg, effect):
+def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance, log, ctr, cfg,
+                     effect):
     """SoE 7.41.1–2 for one side: optionally a battle card, then a combat card (blind or from the
     hand, + hand bonus). Returns the combat modifier."""
     n_cards = cs.location.shape[1]
@@ -741,7 +761,10 @@ def _battle_cards_nb(state, cs, kr, side, area, policies, rng_policy, rng_chance
         if cs.location[side, c] == HAND and cs.event_kind[side, c] == EVENT_KIND.BATTLE:
             opts[k] = c + 1
             k += 1
-    j = decide_nb(policies, side, DECISION.BATTLE_CARD, k, rng_policy, ctr, cfg)
+    feat = feat_buffer_nb(policies, side, k)
+    if feat.shape[0] > 0:
+        pnb.fill_battle_features_nb(state, cs, orders, m, policies, side, area, attacker, opts, k, False, feat)
+    j = decide_nb(policies, side, DECISION.BATTLE_CARD, k, feat, rng_policy, ctr, cfg)
     effect[:] = 0
     if opts[j] != NO_CARD:
         play_battle_card_nb(cs, side, opts[j], effect)
@@ -751,7 +774,10 @@ def _battle_cards_nb(state, cs, kr, side, area, policies, rng_policy, rng_chance
         if cs.location[side, c] == HAND:
             opts[k] = c + 1
             k += 1
-    j = decide_nb(policies, side, DECISION.COMBAT_CARD, k, rng_policy, ctr, cfg)
+    feat = feat_buffer_nb(policies, side, k)
+    if feat.shape[0] > 0:
+        pnb.fill_battle_features_nb(state, cs, orders, m, policies, side, area, attacker, opts, k, True, feat)
+    j = decide_nb(policies, side, DECISION.COMBAT_CARD, k, feat, rng_policy, ctr, cfg)
     if opts[j] == NO_CARD:
         card, mod = draw_combat_card_nb(cs, side, rng_chance)
         log_event_nb(log, ctr, state, EVENT.COMBAT_CARD, side, area, -1, USE_COMBAT_BLIND, card, mod)
@@ -791,10 +817,10 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, policies, rng_chance, rng_
         if defend:
             log_event_nb(log, ctr, state, EVENT.DEFEND, defender, area, -1, -1, 0, 0)
         withdraw = wd_mode[area]
-        att_mod = _battle_cards_nb(state, cs, kr, attacker, area, policies, rng_policy, rng_chance, log, ctr, cfg,
-                                   att_eff)
-        def_mod = _battle_cards_nb(state, cs, kr, defender, area, policies, rng_policy, rng_chance, log, ctr, cfg,
-                                   def_eff)
+        att_mod = _battle_cards_nb(state, cs, orders, m, kr, attacker, area, True, policies, rng_policy, rng_chance,
+                                   log, ctr, cfg, att_eff)
+        def_mod = _battle_cards_nb(state, cs, orders, m, kr, defender, area, False, policies, rng_policy, rng_chance,
+                                   log, ctr, cfg, def_eff)
         snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
         front = m.front[area]
         ini_side0 = state.initiative_side[front]
@@ -903,7 +929,7 @@ def immediate_victory_nb(state, cfg):
 
 
 @njit(cache=True)
-def reinforcement_phase_nb(state, m, er, rr, cfg, policies, rng_policy, log, ctr, blocks, enemy, src, depot,
+def reinforcement_phase_nb(state, orders, m, er, rr, cfg, policies, rng_policy, log, ctr, blocks, enemy, src, depot,
                            depot_dist):
     """SoE 8.0: garrisons (8.1), then per side (Poles first, G6) combines (8.2), then strengthening
     and building (8.3, 8.31, 8.4) from each strategic city's cubes (8.5, city index order) and then
@@ -926,7 +952,10 @@ def reinforcement_phase_nb(state, m, er, rr, cfg, policies, rng_policy, log, ctr
     for s in range(2):
         for i in range(n_areas):
             if elig[s, i]:
-                want[s, i] = decide_nb(policies, s, DECISION.GARRISON, 2, rng_policy, ctr, cfg) == 0
+                feat = feat_buffer_nb(policies, s, 2)
+                if feat.shape[0] > 0:
+                    pnb.fill_garrison_features_nb(m, i, feat)
+                want[s, i] = decide_nb(policies, s, DECISION.GARRISON, 2, feat, rng_policy, ctr, cfg) == 0
     placed = np.zeros((2, n_areas), dtype=np.bool_)
     replace_garrisons_nb(m.garrison, state.block_side, state.block_area, state.block_status, state.garrison_side,
                          src, want, placed)
@@ -949,7 +978,10 @@ def reinforcement_phase_nb(state, m, er, rr, cfg, policies, rng_policy, log, ctr
                                   cfg.nation_active, comb)
             if k == 0:
                 break
-            j = decide_nb(policies, s, DECISION.COMBINE, k + 1, rng_policy, ctr, cfg)
+            feat = feat_buffer_nb(policies, s, k + 1)
+            if feat.shape[0] > 0:
+                pnb.fill_combine_features_nb(state, comb, k + 1, feat)
+            j = decide_nb(policies, s, DECISION.COMBINE, k + 1, feat, rng_policy, ctr, cfg)
             if j == 0:
                 break
             t = 0
@@ -995,7 +1027,11 @@ def reinforcement_phase_nb(state, m, er, rr, cfg, policies, rng_policy, log, ctr
                                      m.eastern_link, depot, enemy, rr, pool, p_area, p_nation, bmask)
                 if k1 + k2 == 0:
                     break
-                j = decide_nb(policies, s, DECISION.REINFORCE, 1 + k1 + k2, rng_policy, ctr, cfg)
+                feat = feat_buffer_nb(policies, s, 1 + k1 + k2)
+                if feat.shape[0] > 0:
+                    pnb.fill_reinforce_features_nb(state, orders, m, policies, s, smask, bmask, front_line,
+                                                   1 + k1 + k2, feat)
+                j = decide_nb(policies, s, DECISION.REINFORCE, 1 + k1 + k2, feat, rng_policy, ctr, cfg)
                 if j == 0:
                     break
                 j -= 1
@@ -1151,8 +1187,33 @@ def _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
 
 
 @njit(cache=True)
+def default_params_nb(ids):
+    """(2, N_PARAMS) float64: the default parameter row of each side's policy id
+    (:data:`~soe_sim.engine.game.policies.DEFAULT_PARAMS`)."""
+    params = np.zeros((2, pnb.N_PARAMS), dtype=np.float64)
+    for s in range(2):
+        pid = ids[s]
+        row = pid if 0 <= pid < pnb.N_POLICIES else 0
+        for q in range(pnb.N_PARAMS):
+            params[s, q] = pnb.DEFAULT_PARAMS[row, q]
+    return params
+
+
+@njit(cache=True)
 def play_game_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log, ctr, out):
+    """:func:`play_game_params_nb` with each side's default parameters (``policies`` = the two
+    policy ids, int64 (2,))."""
+    return play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies,
+                               default_params_nb(policies), rng_chance, rng_policy, log, ctr, out)
+
+
+@njit(cache=True)
+def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, rng_chance,
+                        rng_policy, log, ctr, out):
     """Play ``state`` / ``cs`` (changed in place) from the scenario's start to its end (SoE 5.0).
+
+    ``policy_ids`` int64 (2,) and ``policy_params`` float64 (2, N_PARAMS) select each side's policy
+    and its parameters (docs/policies.md).
 
     Sequence (docs/engine-design.md): both draw piles are shuffled (chance stream) and each side
     draws a first hand (G1); then, from ``(state.round, state.phase)`` to ``state.end``: replenish
@@ -1162,6 +1223,7 @@ def play_game_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rn
     """
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
+    policies = pnb.make_policy_set_nb(policy_ids, policy_params, cs, cr, kr.hand_card_bonus, er.max_blocks)
     ctr[:] = 0
     vp_start = np.int64(state.vp[0])
     elim_ever = np.zeros(nbk, dtype=np.bool_)
@@ -1221,7 +1283,7 @@ def play_game_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rn
             else:
                 snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
                 arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot)
-                reinforcement_phase_nb(state, m, er, rr, cfg, policies, rng_policy, log, ctr, blocks, enemy, src,
+                reinforcement_phase_nb(state, orders, m, er, rr, cfg, policies, rng_policy, log, ctr, blocks, enemy, src,
                                        depot, depot_dist)
                 for b in range(nbk):  # keep the trackers (nothing is destroyed here)
                     if state.block_status[b] == STATUS.ELIMINATED_PERMANENT:
@@ -1359,7 +1421,7 @@ def copy_orders_nb(o):
 
 
 @njit(cache=True, parallel=True)
-def play_games_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, seeds, log_capacity, out):
+def play_games_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, params, seeds, log_capacity, out):
     """Play ``seeds.shape[0]`` games from the same start (``state0``, ``cs0`` unchanged).
 
     ``seeds`` (n_games, 3) uint64: chance, Polish policy and Soviet policy stream seeds of each game.
@@ -1375,5 +1437,5 @@ def play_games_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies
         rng_policy = seeds[g, 1:3].copy()
         log = new_log_nb(log_capacity)
         ctr = np.zeros(N_CTR, dtype=np.int64)
-        play_game_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log, ctr,
-                     out[g])
+        play_game_params_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, params, rng_chance, rng_policy,
+                            log, ctr, out[g])

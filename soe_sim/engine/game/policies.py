@@ -1,45 +1,851 @@
-"""Decision policies of the game loop (numba), selected by an integer id.
+"""Decision policies of the game loop (numba), selected by an integer id (docs/policies.md).
 
-A policy is a jitted function ``(decision_kind, n_options, rng) -> index in 0..n_options-1``;
-:func:`choose_nb` dispatches on the policy id. The loop only calls it when there is a real choice
-(``n_options >= 2``); ``rng`` is the deciding side's own SplitMix64 stream (a ``uint64`` view of
-length 1), so two runs that differ only in one side's policy see the same chance stream (common
-random numbers, docs/engine-design.md "Randomness").
+At every decision the loop (:mod:`soe_sim.engine.game.nb`) knows the legal options (rows of the
+module that owns the decision). For every policy but ``random`` it also fills a per-decision
+**feature matrix** ``feat`` (``n_options`` × :data:`N_FEAT` float64, kind-specific columns named in
+:data:`FEATURES`) with :func:`fill_*_features_nb`; the features use only what the deciding side
+knows (its own blocks; enemy positions and block counts; enemy strengths only of blocks it has seen,
+``OrderState.seen``) unless the side's ``omniscient`` parameter is set. The policy then picks an
+index with :func:`choose_option_nb` ``(policy_id, params, kind, feat, n, rng, side, slot)``:
 
-Adding a policy
----------------
-1. write ``my_policy_nb(decision_kind, n_options, rng)`` below (``@njit(cache=True)``);
-2. give it the next id (``POLICY_MY = 1``) and a branch in :func:`choose_nb`;
-3. add its name to :data:`POLICY_IDS` so ``play_game(..., polish="my")`` finds it.
+* ``random`` (:data:`POLICY_RANDOM`): uniform, one draw of the side's policy stream (the control
+  group; features are not even computed, so random play is exactly the engine's original one);
+* ``aggressive`` / ``defensive`` / ``balanced``: the *scripted* scorer :func:`score_options_nb`
+  with the policy's parameter vector (:data:`PARAMS`, :data:`DEFAULT_PARAMS`); the best-scoring
+  option wins, ties broken uniformly from the side's own policy stream;
+* :data:`POLICY_PYTHON`: a Python object's ``choose(decision, options, state_view)`` reached through
+  ``numba.objmode`` (slow path, :func:`soe_sim.engine.game.play_game` only).
 
-Policies that need the position (the legal options' rows, the state) will get more arguments in
-the policies issue; the loop already passes the decision kind so that a policy can treat, for
-example, card discards differently from moves.
+``rng`` is the deciding side's own SplitMix64 stream (a ``uint64`` view of length 1), so two runs
+that differ only in one side's policy see the same chance stream (common random numbers).
+
+Adding a jitted policy: docs/policies.md "A numba policy" (a new id in :data:`POLICY_IDS`, a branch
+in :func:`choose_option_nb`, a parameter row in :data:`DEFAULT_PARAMS`).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numba
 import numpy as np
 from numba import njit
 
-from soe_sim.engine.cards.nb import rand_below_nb
+from soe_sim.battle import nb as bnb
+from soe_sim.data.enums import EVENT_KIND
+from soe_sim.engine.cards.nb import DRAW_PILE, DISCARD, HAND, N_CUBE_KINDS, USE_CUBES, USE_ORDERS, rand_below_nb
+from soe_sim.engine.orders import nb as onb
+from soe_sim.engine.state import STATUS
 
-__all__ = ["POLICY_RANDOM", "POLICY_IDS", "choose_nb", "random_policy_nb", "policy_id"]
+__all__ = [
+    "DECISION", "POLICY_RANDOM", "POLICY_AGGRESSIVE", "POLICY_DEFENSIVE", "POLICY_BALANCED", "POLICY_PYTHON",
+    "POLICY_IDS", "SCRIPTED", "PARAMS", "PARAM_DOCS", "N_PARAMS", "DEFAULT_PARAMS", "FEATURES", "N_FEAT",
+    "PolicySet", "choose_nb", "choose_option_nb", "score_options_nb", "random_policy_nb", "policy_id",
+    "default_params",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# Decision kinds (the loop's numba mirror; soe_sim.engine.game.Decision is the IntEnum)
+
+
+class _DecisionC(NamedTuple):
+    DISCARD: int = 0  # SoE 6.0, 10.1: discard down to the hand limit (one card per decision)
+    CARD_PLAY: int = 1  # SoE 7.1: (card, use) per front, pass included
+    FIRST_PLAYER: int = 2  # SoE 6.1, 7.2: the initiative holder chooses who places first
+    ORDER: int = 3  # SoE 7.2: place an order marker
+    EXEC_FIRST: int = 4  # SoE 6.1, 7.3: who executes an order type first
+    MOVE: int = 5  # SoE 7.31: one move of an order's execution
+    BATTLE_ORDER: int = 6  # SoE 7.4: order of battles of equal size (not a decision yet: E-B1)
+    BATTLE_CARD: int = 7  # SoE 7.41.1: play a battle card (or none)
+    COMBAT_CARD: int = 8  # SoE 7.41.2: blind draw or a hand card
+    ADVANCE: int = 9  # SoE 7.43 (not a decision yet: the winner advances with every block)
+    REORGANIZE: int = 10  # SoE 7.5
+    RAIL: int = 11  # SoE 7.6
+    GARRISON: int = 12  # SoE 8.1: place a free garrison (0) or not (1)
+    COMBINE: int = 13  # SoE 8.2: pass or one absorption
+    REINFORCE: int = 14  # SoE 8.3, 8.4: pass, strengthen one block or build one block
+
+
+DECISION = _DecisionC()
+
+# --------------------------------------------------------------------------------------------------
+# Policy ids (POLICY_IDS is the single registry of named policies; soe_sim.sim uses it)
 
 POLICY_RANDOM = 0  # uniform over the legal options: the control group
+POLICY_AGGRESSIVE = 1
+POLICY_DEFENSIVE = 2
+POLICY_BALANCED = 3
+N_POLICIES = 4
+POLICY_PYTHON = 99  # a Python object (objmode, play_game only); not a name in POLICY_IDS
 
-POLICY_IDS = {"random": POLICY_RANDOM}
+POLICY_IDS = {"random": POLICY_RANDOM, "aggressive": POLICY_AGGRESSIVE, "defensive": POLICY_DEFENSIVE,
+              "balanced": POLICY_BALANCED}
+SCRIPTED = ("aggressive", "defensive", "balanced")
+
+# --------------------------------------------------------------------------------------------------
+# Parameters: one float64 row per side (PolicySet.params[side]); names and meaning documented here and
+# in docs/policies.md. Every scripted policy uses the same scorer; they differ only by these numbers.
+
+PARAM_DOCS = {
+    "omniscient": "1: features use the true SP of every enemy block (comparison switch); 0: only seen blocks",
+    "unknown_sp": "SP assumed for an enemy block not yet seen (Recon, battle)",
+    "attack_threshold": "minimum exact attacker win probability for an attack to score positively",
+    "attack_weight": "weight of an attack: (p_win - attack_threshold) x (1 + area VP + enemy SP / 4)",
+    "capture_weight": "score per VP of entering an enemy-controlled, undefended area",
+    "hold_weight": "score per VP of keeping own key cities occupied (penalty for leaving a threatened one, "
+                   "bonus for reinforcing it)",
+    "defend_weight": "weight of a Defend order in a threatened own area (x threat x (1 + VP))",
+    "withdraw_ratio": "Withdraw when the known adjacent enemy SP is at least this multiple of own SP",
+    "advance_weight": "bonus for moving next to the enemy (towards the front)",
+    "recon_weight": "score per unseen enemy block in a Recon area",
+    "keep_cards": "number of best combat cards kept in hand (not played for orders or cubes)",
+    "hand_margin": "play a combat card from hand when its value (+ hand bonus) beats the expected blind draw "
+                   "by at least this",
+    "orders_weight": "value of one order printed on a card (card play, discards)",
+    "cubes_weight": "value of one reinforcement cube printed on a card (card play, discards)",
+    "battle_card": "score of playing a battle card (> 0: play it, <= 0: keep it)",
+    "place_first": "preference for placing orders first (1 first, 0 second, 0.5 indifferent)",
+    "exec_first": "preference for executing an order group first (1 first, 0 second, 0.5 indifferent)",
+    "reserve": "own blocks to keep in a threatened own key city: leaving it with fewer costs hold_weight x VP",
+    "front_weight": "reinforcement bonus for strengthening / building next to the enemy",
+    "combine_weight": "score per SP gained by combining blocks (8.2), minus 0.5 per block given up",
+    "slot": "(Python policies) the registry slot of the Python object; set by play_game",
+}
+PARAMS = tuple(PARAM_DOCS)
+N_PARAMS = len(PARAMS)
+P_OMNISCIENT = PARAMS.index("omniscient")
+P_UNKNOWN_SP = PARAMS.index("unknown_sp")
+P_ATTACK_THRESHOLD = PARAMS.index("attack_threshold")
+P_ATTACK_WEIGHT = PARAMS.index("attack_weight")
+P_CAPTURE_WEIGHT = PARAMS.index("capture_weight")
+P_HOLD_WEIGHT = PARAMS.index("hold_weight")
+P_DEFEND_WEIGHT = PARAMS.index("defend_weight")
+P_WITHDRAW_RATIO = PARAMS.index("withdraw_ratio")
+P_ADVANCE_WEIGHT = PARAMS.index("advance_weight")
+P_RECON_WEIGHT = PARAMS.index("recon_weight")
+P_KEEP_CARDS = PARAMS.index("keep_cards")
+P_HAND_MARGIN = PARAMS.index("hand_margin")
+P_ORDERS_WEIGHT = PARAMS.index("orders_weight")
+P_CUBES_WEIGHT = PARAMS.index("cubes_weight")
+P_BATTLE_CARD = PARAMS.index("battle_card")
+P_PLACE_FIRST = PARAMS.index("place_first")
+P_EXEC_FIRST = PARAMS.index("exec_first")
+P_RESERVE = PARAMS.index("reserve")
+P_FRONT_WEIGHT = PARAMS.index("front_weight")
+P_COMBINE_WEIGHT = PARAMS.index("combine_weight")
+P_SLOT = PARAMS.index("slot")
+
+_BASE = dict(omniscient=0.0, unknown_sp=3.0, attack_threshold=0.55, attack_weight=2.0, capture_weight=2.0,
+             hold_weight=1.5, defend_weight=1.0, withdraw_ratio=3.0, advance_weight=0.3, recon_weight=0.3,
+             keep_cards=1.0, hand_margin=0.5, orders_weight=1.0, cubes_weight=0.5, battle_card=1.0,
+             place_first=0.0, exec_first=0.5, reserve=1.0, front_weight=1.0, combine_weight=1.0, slot=-1.0)
+_DEFAULTS = {
+    "random": dict(_BASE),
+    "aggressive": dict(_BASE, attack_threshold=0.4, attack_weight=3.0, capture_weight=3.0, hold_weight=0.5,
+                       defend_weight=0.2, withdraw_ratio=99.0, advance_weight=0.5, keep_cards=0.0, hand_margin=0.0,
+                       exec_first=1.0, reserve=0.0),
+    "defensive": dict(_BASE, attack_threshold=0.6, attack_weight=2.0, capture_weight=1.5, hold_weight=3.0,
+                      defend_weight=2.0, withdraw_ratio=2.0, advance_weight=0.1, keep_cards=2.0, hand_margin=1.0,
+                      exec_first=0.0, reserve=1.0),
+    "balanced": dict(_BASE),
+}
+DEFAULT_PARAMS = np.array([[_DEFAULTS[name][k] for k in PARAMS] for name in POLICY_IDS], dtype=np.float64)
+"""(N_POLICIES, N_PARAMS) float64: the default parameter row of each named policy (row = id)."""
+
+# --------------------------------------------------------------------------------------------------
+# Features: kind -> column names (N_FEAT float64 columns; unused columns are 0)
+
+N_FEAT = 16
+FEATURES = {
+    DECISION.DISCARD: ("card", "orders", "cubes", "combat_mod", "battle_card", "historical"),
+    DECISION.CARD_PLAY: ("card", "use", "orders", "cubes", "combat_mod", "hand_size", "better_in_hand", "front"),
+    DECISION.FIRST_PLAYER: ("opponent_first", "step", "front"),
+    DECISION.EXEC_FIRST: ("opponent_first", "step", "front"),
+    DECISION.ORDER: ("type", "area", "area_vp", "control", "own_blocks", "own_sp", "enemy_blocks", "enemy_sp",
+                     "own_sp_adjacent", "enemy_blocks_adjacent", "enemy_sp_adjacent", "in_supply",
+                     "enemy_garrison", "p_win", "target_vp", "unseen_enemy"),
+    DECISION.MOVE: ("stop", "block", "dest", "attack", "p_win", "dest_vp", "dest_control", "stack_room",
+                    "enemy_sp", "block_sp", "origin_vp", "origin_left", "origin_threat", "dest_enemy_adjacent",
+                    "detach", "att_sp"),
+    DECISION.RAIL: ("stop", "block", "dest", "attack", "p_win", "dest_vp", "dest_control", "stack_room",
+                    "enemy_sp", "block_sp", "origin_vp", "origin_left", "origin_threat", "dest_enemy_adjacent",
+                    "detach", "att_sp"),
+    DECISION.BATTLE_CARD: ("card", "attacker", "own_sp", "enemy_sp", "area_vp", "combat_value", "enemy_extra_loss",
+                           "own_loss_reduction"),
+    DECISION.COMBAT_CARD: ("card", "value", "expected_blind", "orders", "cubes", "attacker", "own_sp", "enemy_sp",
+                           "area_vp", "hand_size"),
+    DECISION.REORGANIZE: ("block", "sp", "max_sp", "deficit"),
+    DECISION.GARRISON: ("place", "area", "area_vp"),
+    DECISION.COMBINE: ("pass", "absorber", "absorbed", "absorber_sp", "absorbed_sp", "area", "gain"),
+    DECISION.REINFORCE: ("kind", "block", "area", "sp", "max_sp", "area_vp", "front_line", "enemy_sp_adjacent"),
+}
+for _v in FEATURES.values():
+    assert len(_v) <= N_FEAT
+
+
+def default_params(name) -> np.ndarray:
+    """A copy of the default parameter row of a named policy."""
+    return DEFAULT_PARAMS[policy_id(name)].copy()
 
 
 def policy_id(name) -> int:
-    """The id of a policy given by name (``"random"``) or id."""
-    if isinstance(name, (int, np.integer)):
+    """The id of a policy given by name (``"random"``) or id; SoeInputError (a ValueError) otherwise."""
+    from soe_sim.errors import Problem, SoeInputError, did_you_mean
+
+    if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
         if int(name) not in POLICY_IDS.values():
-            raise ValueError(f"unknown policy id {name}; known: {sorted(POLICY_IDS.values())}")
+            raise SoeInputError(Problem("policy", "", "", name, "unknown policy id",
+                                        f"known: {sorted(POLICY_IDS.values())}"))
         return int(name)
     key = str(name).strip().lower()
     if key not in POLICY_IDS:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(sorted(POLICY_IDS))}")
+        hint = did_you_mean(key, POLICY_IDS)
+        raise SoeInputError(Problem("policy", "", "", name, "unknown policy",
+                                    (hint + "; " if hint else "") + f"known policies: {', '.join(sorted(POLICY_IDS))}"))
     return POLICY_IDS[key]
+
+
+# --------------------------------------------------------------------------------------------------
+# The policy set of a game
+
+
+class PolicySet(NamedTuple):
+    """The two sides' policies inside a game kernel.
+
+    ``ids`` int64 (2,) policy ids · ``params`` float64 (2, N_PARAMS) · ``deck_val`` int64 (2, 16),
+    ``deck_prob`` float64 (2, 16), ``deck_n`` int64 (2,): the distinct combat modifiers of each side's
+    whole deck and their shares (public knowledge: the blind-draw distribution used for exact odds) ·
+    ``hand_bonus`` (SoE 7.41.2) · ``max_blocks`` (SoE 1.0) · ``cr`` the CombatRules.
+    """
+
+    ids: np.ndarray
+    params: np.ndarray
+    deck_val: np.ndarray
+    deck_prob: np.ndarray
+    deck_n: np.ndarray
+    hand_bonus: int
+    max_blocks: int
+    cr: object
+
+
+@njit(cache=True)
+def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
+    """The :class:`PolicySet` of a game (deck distributions from ``cs``; removed cards excluded)."""
+    deck_val = np.zeros((2, 16), dtype=np.int64)
+    deck_prob = np.zeros((2, 16), dtype=np.float64)
+    deck_n = np.zeros(2, dtype=np.int64)
+    for s in range(2):
+        tot = 0
+        for c in range(cs.location.shape[1]):
+            if cs.location[s, c] == 3:  # REMOVED
+                continue
+            v = np.int64(cs.combat_modifier[s, c])
+            k = -1
+            for q in range(deck_n[s]):
+                if deck_val[s, q] == v:
+                    k = q
+            if k < 0 and deck_n[s] < 16:
+                k = deck_n[s]
+                deck_val[s, k] = v
+                deck_n[s] += 1
+            if k >= 0:
+                deck_prob[s, k] += 1.0
+                tot += 1
+        if tot == 0:
+            deck_n[s] = 1
+            deck_prob[s, 0] = 1.0
+        else:
+            for q in range(deck_n[s]):
+                deck_prob[s, q] /= tot
+    return PolicySet(ids, params, deck_val, deck_prob, deck_n, hand_bonus, max_blocks, cr)
+
+
+@njit(cache=True)
+def wants_features_nb(pol, side):
+    """True when ``side``'s policy reads features (every policy but ``random``)."""
+    return pol.ids[side] != POLICY_RANDOM
+
+
+# --------------------------------------------------------------------------------------------------
+# What a side knows
+
+
+@njit(cache=True)
+def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, unseen):
+    """Per area: own blocks / SP, enemy blocks / known SP (seen blocks' SP, ``unknown_sp`` for the
+    others, a garrison counted as 1 SP) and unseen enemy blocks, as ``side`` knows them."""
+    omni = params_row[P_OMNISCIENT] > 0.5
+    usp = params_row[P_UNKNOWN_SP]
+    own_n[:] = 0
+    own_sp[:] = 0
+    en_n[:] = 0
+    en_sp[:] = 0
+    unseen[:] = 0
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] != STATUS.ON_MAP:
+            continue
+        a = state.block_area[b]
+        if a < 0:
+            continue
+        if state.block_side[b] == side:
+            own_n[a] += 1
+            own_sp[a] += state.block_sp[b]
+        else:
+            en_n[a] += 1
+            if omni or orders.seen[side, b]:
+                en_sp[a] += state.block_sp[b]
+            else:
+                en_sp[a] += usp
+                unseen[a] += 1
+    for a in range(state.garrison_side.shape[0]):
+        if state.garrison_side[a] == 1 - side:
+            en_sp[a] += 1.0
+
+
+@njit(cache=True)
+def _adjacent_sum_nb(m, a, arr):
+    t = 0.0
+    for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
+        v = m.adj_indices[e]
+        if v != a:
+            t += arr[v]
+    return t
+
+
+@njit(cache=True)
+def _control_sign(state, side, a):
+    c = state.control[a]
+    if c == side:
+        return 1.0
+    if c == 1 - side:
+        return -1.0
+    return 0.0
+
+
+@njit(cache=True)
+def attack_win_prob_nb(pol, state, m, side, area, att_sp, att_half, def_sp, def_n, via):
+    """Exact probability that ``side`` attacking ``area`` with ``att_sp`` SP (halved for a forced
+    march) beats ``def_sp`` SP in ``def_n`` blocks (+ the area's enemy garrison, fortification of the
+    link from ``via``), both sides drawing their combat card blind from their deck distribution
+    (SoE 7.41; battle kernel :func:`soe_sim.battle.nb.resolve_nb`)."""
+    if att_sp <= 0:
+        return 0.0
+    defender = 1 - side
+    garrison = state.garrison_side[area] == defender
+    if def_n <= 0 and not garrison:
+        return 1.0
+    a_sp = np.empty(1, dtype=np.int64)
+    a_sp[0] = max(1, int(att_sp))
+    a_half = np.empty(1, dtype=np.bool_)
+    a_half[0] = att_half
+    a_arm = np.zeros(1, dtype=np.int64)
+    a_dir = np.zeros(1, dtype=np.int64)
+    n_d = max(def_n, 0)
+    d_sp = np.empty(n_d, dtype=np.int64)
+    d_half = np.zeros(n_d, dtype=np.bool_)
+    d_arm = np.zeros(n_d, dtype=np.int64)
+    rem = np.int64(def_sp + 0.5) - (1 if garrison else 0)
+    for k in range(n_d):
+        share = rem // (n_d - k) if n_d - k > 0 else 0
+        share = max(share, 1)
+        d_sp[k] = share
+        rem -= share
+    fortified = False
+    if via >= 0:
+        for e in range(m.adj_indptr[area], m.adj_indptr[area + 1]):
+            if m.adj_indices[e] == via and m.adj_fortified[e]:
+                fortified = True
+    eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
+    front = m.front[area]
+    holder = 0 if state.initiative_side[front] == side else 1
+    prep = np.empty(bnb.N_PREP, dtype=np.int64)
+    bnb.prepare_battle_nb(a_sp, a_half, a_arm, a_dir, d_sp, d_half, d_arm, 0, garrison, False, fortified,
+                          bnb.WITHDRAW_NONE, eff, eff, holder, state.initiative_level[front], pol.cr, prep)
+    res = np.empty(bnb.N_OUT, dtype=np.int64)
+    p = 0.0
+    for i in range(pol.deck_n[side]):
+        for j in range(pol.deck_n[defender]):
+            bnb.resolve_nb(prep, pol.deck_val[side, i], pol.deck_val[defender, j], pol.cr, res)
+            if res[bnb.O_ATTACKER_WINS] == 1:
+                p += pol.deck_prob[side, i] * pol.deck_prob[defender, j]
+    return p
+
+
+# --------------------------------------------------------------------------------------------------
+# Feature fillers (called by the loop only when wants_features_nb)
+
+
+@njit(cache=True)
+def fill_card_features_nb(cs, side, cards, n, feat, col0):
+    """Card columns of DISCARD (``col0`` = 1): orders, cubes, combat_mod, battle_card, historical."""
+    for i in range(n):
+        c = cards[i]
+        feat[i, 0] = c
+        if c <= 0:
+            continue
+        cu = 0
+        for q in range(N_CUBE_KINDS):
+            cu += cs.cubes[side, c - 1, q]
+        feat[i, col0] = cs.orders[side, c - 1]
+        feat[i, col0 + 1] = cu
+        feat[i, col0 + 2] = cs.combat_modifier[side, c - 1]
+        feat[i, col0 + 3] = 1.0 if cs.event_kind[side, c - 1] == EVENT_KIND.BATTLE else 0.0
+        feat[i, col0 + 4] = 1.0 if cs.event_kind[side, c - 1] == EVENT_KIND.HISTORICAL else 0.0
+
+
+@njit(cache=True)
+def _better_in_hand(cs, side, card):
+    v = cs.combat_modifier[side, card - 1]
+    k = 0
+    for c in range(cs.location.shape[1]):
+        if cs.location[side, c] == HAND and c != card - 1:
+            w = cs.combat_modifier[side, c]
+            if w > v or (w == v and c < card - 1):
+                k += 1
+    return k
+
+
+@njit(cache=True)
+def fill_card_play_features_nb(cs, side, front, cards, uses, n, feat):
+    hs = 0
+    for c in range(cs.location.shape[1]):
+        if cs.location[side, c] == HAND:
+            hs += 1
+    for i in range(n):
+        c = cards[i]
+        feat[i, 0] = c
+        feat[i, 1] = uses[i]
+        feat[i, 5] = hs
+        feat[i, 7] = front
+        if c <= 0:
+            continue
+        cu = 0
+        for q in range(N_CUBE_KINDS):
+            cu += cs.cubes[side, c - 1, q]
+        feat[i, 2] = cs.orders[side, c - 1] if uses[i] == USE_ORDERS else 0
+        feat[i, 3] = cu if uses[i] == USE_CUBES else 0
+        feat[i, 4] = cs.combat_modifier[side, c - 1]
+        feat[i, 6] = _better_in_hand(cs, side, c)
+
+
+@njit(cache=True)
+def fill_first_features_nb(step, front, feat):
+    for i in range(2):
+        feat[i, 0] = i
+        feat[i, 1] = step
+        feat[i, 2] = front
+
+
+@njit(cache=True)
+def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
+    """ORDER rows (``legal_orders_nb``): see :data:`FEATURES`. ``p_win``: for a Move To / Forced
+    March To into an enemy area, the exact win probability of the own SP adjacent to it; for a Move
+    Out / Forced March Out, the best such probability over the enemy-held neighbours (``target_vp``
+    their VP, or the VP of an undefended enemy-controlled neighbour)."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    insup = np.ones(na, dtype=np.float64)
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
+            if not state.block_in_supply[b]:
+                insup[state.block_area[b]] = 0.0
+    for i in range(n):
+        t = otype[i]
+        a = oarea[i]
+        feat[i, 0] = t
+        feat[i, 1] = a
+        if a < 0:
+            continue
+        feat[i, 2] = m.vp[a]
+        feat[i, 3] = _control_sign(state, side, a)
+        feat[i, 4] = own_n[a]
+        feat[i, 5] = own_sp[a]
+        feat[i, 6] = en_n[a]
+        feat[i, 7] = en_sp[a]
+        feat[i, 8] = _adjacent_sum_nb(m, a, own_sp)
+        feat[i, 9] = _adjacent_sum_nb(m, a, en_n)
+        feat[i, 10] = _adjacent_sum_nb(m, a, en_sp)
+        feat[i, 11] = insup[a]
+        feat[i, 12] = 1.0 if state.garrison_side[a] == 1 - side else 0.0
+        feat[i, 15] = unseen[a]
+        forced = t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
+        if t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO:
+            feat[i, 14] = m.vp[a]
+            if en_n[a] > 0 or state.garrison_side[a] == 1 - side:
+                feat[i, 13] = attack_win_prob_nb(pol, state, m, side, a, feat[i, 8], forced, en_sp[a],
+                                                 int(en_n[a]), -1)
+        elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
+            best = 0.0
+            bvp = 0.0
+            for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
+                v = m.adj_indices[e]
+                if v == a:
+                    continue
+                if en_n[v] > 0 or state.garrison_side[v] == 1 - side:
+                    p = attack_win_prob_nb(pol, state, m, side, v, own_sp[a], forced, en_sp[v], int(en_n[v]), a)
+                    if p > best or (p == best and m.vp[v] > bvp):
+                        best = p
+                        bvp = m.vp[v]
+                elif state.control[v] == 1 - side and m.vp[v] > bvp and best == 0.0:
+                    bvp = m.vp[v]
+            feat[i, 13] = best
+            feat[i, 14] = bvp
+        elif t == onb.REORGANIZE:
+            d = 0.0
+            for b in range(state.block_side.shape[0]):
+                if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
+                        and state.block_area[b] == a):
+                    d = max(d, np.float64(state.block_max_sp[b] - state.block_sp[b]))
+            feat[i, 14] = d
+
+
+@njit(cache=True)
+def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off, rail,
+                          feat):
+    """MOVE / RAIL rows: row 0 is "stop" when ``off`` = 1, then one row per (block, dest, via, detach).
+    ``att_sp`` = own SP already in the destination + the SP of every block that could still move there
+    under this order (the potential attack), ``p_win`` its exact win probability against the known
+    defenders."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    forced = False
+    if not rail:
+        forced = onb.is_forced_nb(orders.order_type[order_id])
+    # potential SP per destination: every distinct block that could move there now
+    pot = np.zeros(na, dtype=np.float64)
+    last_b = np.full(na, -1, dtype=np.int64)
+    for j in range(n - off):
+        b = mv_block[j]
+        d = mv_dest[j]
+        if last_b[d] != b:
+            last_b[d] = b
+            pot[d] += state.block_sp[b] - (0 if rail else mv_detach[j])
+    if off == 1:
+        feat[0, 0] = 1.0
+    for i in range(off, n):
+        j = i - off
+        b = mv_block[j]
+        d = mv_dest[j]
+        x = state.block_area[b]
+        feat[i, 1] = b
+        feat[i, 2] = d
+        attack = en_n[d] > 0 or state.garrison_side[d] == 1 - side
+        feat[i, 3] = 1.0 if attack else 0.0
+        feat[i, 5] = m.vp[d]
+        feat[i, 6] = _control_sign(state, side, d)
+        feat[i, 7] = np.inf if m.eastern_link[d] else pol.max_blocks - own_n[d]
+        feat[i, 8] = en_sp[d]
+        feat[i, 9] = state.block_sp[b]
+        feat[i, 10] = m.vp[x] if _control_sign(state, side, x) > 0 else 0.0
+        feat[i, 11] = own_n[x] - 1 + (1 if (not rail and mv_detach[j] > 0) else 0)
+        feat[i, 12] = _adjacent_sum_nb(m, x, en_sp)
+        feat[i, 13] = _adjacent_sum_nb(m, d, en_sp)
+        feat[i, 14] = 0.0 if rail else mv_detach[j]
+        att = own_sp[d] + pot[d]
+        feat[i, 15] = att
+        if attack and not rail:
+            via = mv_via[j]
+            feat[i, 4] = attack_win_prob_nb(pol, state, m, side, d, att, forced, en_sp[d], int(en_n[d]), via)
+
+
+@njit(cache=True)
+def fill_battle_features_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, combat, feat):
+    """BATTLE_CARD (``combat`` False) and COMBAT_CARD rows; row 0 = no battle card / blind draw."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    hs = 0
+    tot = 0.0
+    cnt = 0
+    for c in range(cs.location.shape[1]):
+        if cs.location[side, c] == HAND:
+            hs += 1
+        elif cs.location[side, c] == DRAW_PILE:
+            tot += cs.combat_modifier[side, c]
+            cnt += 1
+    if cnt == 0:  # the discard pile is reshuffled (SoE 7.1)
+        for c in range(cs.location.shape[1]):
+            if cs.location[side, c] == DISCARD:
+                tot += cs.combat_modifier[side, c]
+                cnt += 1
+    exp_blind = tot / cnt if cnt > 0 else 0.0
+    for i in range(n):
+        c = cards[i]
+        feat[i, 0] = c
+        if combat:
+            feat[i, 2] = exp_blind
+            feat[i, 5] = 1.0 if attacker else 0.0
+            feat[i, 6] = own_sp[area]
+            feat[i, 7] = en_sp[area]
+            feat[i, 8] = m.vp[area]
+            feat[i, 9] = hs
+            if c <= 0:
+                feat[i, 1] = exp_blind
+            else:
+                feat[i, 1] = cs.combat_modifier[side, c - 1] + pol.hand_bonus
+                feat[i, 3] = cs.orders[side, c - 1]
+                cu = 0
+                for q in range(N_CUBE_KINDS):
+                    cu += cs.cubes[side, c - 1, q]
+                feat[i, 4] = cu
+        else:
+            feat[i, 1] = 1.0 if attacker else 0.0
+            feat[i, 2] = own_sp[area]
+            feat[i, 3] = en_sp[area]
+            feat[i, 4] = m.vp[area]
+            if c > 0:
+                feat[i, 5] = cs.battle_effect[side, c - 1, bnb.E_COMBAT_VALUE]
+                feat[i, 6] = cs.battle_effect[side, c - 1, bnb.E_ENEMY_EXTRA_LOSS]
+                feat[i, 7] = cs.battle_effect[side, c - 1, bnb.E_OWN_LOSS_REDUCTION]
+
+
+@njit(cache=True)
+def fill_reorganize_features_nb(state, rows, n, feat):
+    for i in range(n):
+        b = rows[i]
+        feat[i, 0] = b
+        feat[i, 1] = state.block_sp[b]
+        feat[i, 2] = state.block_max_sp[b]
+        feat[i, 3] = state.block_max_sp[b] - state.block_sp[b]
+
+
+@njit(cache=True)
+def fill_garrison_features_nb(m, area, feat):
+    feat[0, 0] = 1.0
+    feat[1, 0] = 0.0
+    for i in range(2):
+        feat[i, 1] = area
+        feat[i, 2] = m.vp[area]
+
+
+@njit(cache=True)
+def fill_combine_features_nb(state, comb, n, feat):
+    """COMBINE rows: row 0 = pass, then absorptions in (absorber, absorbed) index order."""
+    feat[0, 0] = 1.0
+    nbk = comb.shape[0]
+    t = 0
+    for d in range(nbk):
+        for b in range(nbk):
+            if comb[d, b]:
+                t += 1
+                if t >= n:
+                    return
+                feat[t, 1] = d
+                feat[t, 2] = b
+                feat[t, 3] = state.block_sp[d]
+                feat[t, 4] = state.block_sp[b]
+                feat[t, 5] = state.block_area[d]
+                feat[t, 6] = min(state.block_sp[b], state.block_max_sp[d] - state.block_sp[d])
+
+
+@njit(cache=True)
+def fill_reinforce_features_nb(state, orders, m, pol, side, smask, bmask, front_line, n, feat):
+    """REINFORCE rows: row 0 = pass, then strengthen (kind 1) rows in block order, then build (kind 2)
+    rows in (block, area) order."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    t = 1
+    nbk = smask.shape[0]
+    for b in range(nbk):
+        if smask[b] and t < n:
+            a = state.block_area[b]
+            feat[t, 0] = 1.0
+            feat[t, 1] = b
+            feat[t, 2] = a
+            feat[t, 3] = state.block_sp[b]
+            feat[t, 4] = state.block_max_sp[b]
+            if a >= 0:
+                feat[t, 5] = m.vp[a]
+                feat[t, 6] = 1.0 if front_line[side, a] else 0.0
+                feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
+            t += 1
+    for b in range(nbk):
+        for a in range(na):
+            if bmask[b, a] and t < n:
+                feat[t, 0] = 2.0
+                feat[t, 1] = b
+                feat[t, 2] = a
+                feat[t, 3] = 0.0
+                feat[t, 4] = state.block_max_sp[b]
+                feat[t, 5] = m.vp[a]
+                feat[t, 6] = 1.0 if front_line[side, a] else 0.0
+                feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
+                t += 1
+
+
+# --------------------------------------------------------------------------------------------------
+# The scripted scorer
+
+
+@njit(cache=True)
+def score_options_nb(p, kind, feat, n, out):
+    """Score every option of a decision from its features with the parameter row ``p`` (the scripted
+    policies; docs/policies.md "How the scripted policies score")."""
+    for i in range(n):
+        f = feat[i]
+        s = 0.0
+        if kind == DECISION.DISCARD:
+            keep = (p[P_ORDERS_WEIGHT] * f[1] + p[P_CUBES_WEIGHT] * f[2] + max(f[3], 0.0)
+                    + (p[P_BATTLE_CARD] if f[4] > 0 else 0.0))
+            s = -keep
+        elif kind == DECISION.CARD_PLAY:
+            if f[0] > 0:
+                s = p[P_ORDERS_WEIGHT] * f[2] + p[P_CUBES_WEIGHT] * f[3]
+                if f[6] < p[P_KEEP_CARDS]:  # among the best combat cards in hand: keep it
+                    s -= 1.0 + max(f[4], 0.0)
+                if f[5] <= p[P_KEEP_CARDS]:
+                    s -= 0.5
+        elif kind == DECISION.FIRST_PLAYER:
+            s = p[P_PLACE_FIRST] if f[0] == 0 else 1.0 - p[P_PLACE_FIRST]
+        elif kind == DECISION.EXEC_FIRST:
+            s = p[P_EXEC_FIRST] if f[0] == 0 else 1.0 - p[P_EXEC_FIRST]
+        elif kind == DECISION.ORDER:
+            s = _score_order_nb(p, f)
+        elif kind == DECISION.MOVE or kind == DECISION.RAIL:
+            s = _score_move_nb(p, f, kind == DECISION.RAIL)
+        elif kind == DECISION.BATTLE_CARD:
+            if f[0] > 0:
+                s = p[P_BATTLE_CARD] * (1.0 + 0.1 * (f[2] + f[3]) + f[4])
+        elif kind == DECISION.COMBAT_CARD:
+            if f[0] > 0:
+                s = f[1] - f[2] - p[P_HAND_MARGIN] - 0.01 * (p[P_ORDERS_WEIGHT] * f[3] + p[P_CUBES_WEIGHT] * f[4])
+        elif kind == DECISION.REORGANIZE:
+            s = f[3]
+        elif kind == DECISION.GARRISON:
+            s = f[0]
+        elif kind == DECISION.COMBINE:
+            if f[0] == 0:
+                s = p[P_COMBINE_WEIGHT] * f[6] - 0.5
+        elif kind == DECISION.REINFORCE:
+            if f[0] == 1:
+                s = 1.0 + p[P_FRONT_WEIGHT] * f[6] + 0.1 * f[5] + 0.05 * f[7]
+            elif f[0] == 2:
+                s = 1.2 + p[P_FRONT_WEIGHT] * f[6] + 0.1 * f[5] + 0.05 * f[7] + 0.1 * f[4]
+        out[i] = s
+
+
+@njit(cache=True)
+def _score_order_nb(p, f):
+    t = f[0]
+    if t == onb.NO_ORDER:
+        return 0.0
+    vp = f[2]
+    own_sp = f[5]
+    threat = f[10]  # known enemy SP next door
+    thr = p[P_ATTACK_THRESHOLD]
+    if t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO:
+        k = 0.8 if t == onb.FORCED_MARCH_TO else 1.0
+        if f[6] > 0 or f[12] > 0:  # enemy in the area: an attack by the adjacent own SP
+            return k * p[P_ATTACK_WEIGHT] * (f[13] - thr) * (1.0 + vp + 0.25 * f[7])
+        if f[3] < 0:  # undefended enemy-controlled area
+            return k * (p[P_CAPTURE_WEIGHT] * vp + p[P_ADVANCE_WEIGHT] * (1.0 if threat > 0 else 0.3))
+        if f[3] > 0 and threat > own_sp and vp > 0:  # reinforce a threatened own key city
+            return k * p[P_HOLD_WEIGHT] * vp * 0.5
+        return k * p[P_ADVANCE_WEIGHT] * (0.5 if threat > 0 else -0.2)
+    if t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
+        k = 0.8 if t == onb.FORCED_MARCH_OUT else 1.0
+        s = 0.0
+        if f[13] > 0:
+            s = k * p[P_ATTACK_WEIGHT] * (f[13] - thr) * (1.0 + f[14])
+        elif f[14] > 0:
+            s = k * p[P_CAPTURE_WEIGHT] * f[14]
+        else:
+            s = k * p[P_ADVANCE_WEIGHT] * 0.3
+        if f[3] > 0 and vp > 0 and threat > 0 and f[4] <= p[P_RESERVE]:
+            s -= p[P_HOLD_WEIGHT] * vp * 0.5
+        return s
+    if t == onb.DEFEND:
+        if own_sp <= 0 or threat <= 0:
+            return -0.5
+        return p[P_DEFEND_WEIGHT] * min(threat / (own_sp + 1.0), 3.0) * (1.0 + vp) * 0.5
+    if t == onb.WITHDRAW:
+        if own_sp <= 0 or threat < p[P_WITHDRAW_RATIO] * own_sp:
+            return -1.0
+        return p[P_DEFEND_WEIGHT] * (threat / own_sp - p[P_WITHDRAW_RATIO] + 0.5) - p[P_HOLD_WEIGHT] * vp
+    if t == onb.RECON:
+        return p[P_RECON_WEIGHT] * f[15] - 0.05
+    if t == onb.REORGANIZE:
+        return 0.3 * f[14] - (0.5 if threat > 0 else 0.0)
+    if t == onb.RAIL_TRANSPORT:
+        return -0.1
+    return 0.0
+
+
+@njit(cache=True)
+def _score_move_nb(p, f, rail):
+    if f[0] > 0:  # stop executing this order
+        return 0.0
+    s = 0.0
+    vp = f[5]
+    if f[3] > 0:
+        s = p[P_ATTACK_WEIGHT] * (f[4] - p[P_ATTACK_THRESHOLD]) * (1.0 + vp + 0.25 * f[8])
+    elif f[6] < 0:
+        s = p[P_CAPTURE_WEIGHT] * vp + 0.2 * p[P_ADVANCE_WEIGHT] + 0.05
+    elif f[6] > 0 and vp > 0 and f[13] > 0:
+        s = p[P_HOLD_WEIGHT] * vp * 0.5
+    else:
+        s = p[P_ADVANCE_WEIGHT] * (0.3 if f[13] > 0 else -0.3)
+    if f[10] > 0 and f[12] > 0 and f[11] < p[P_RESERVE]:  # leaving a threatened own key city
+        s -= p[P_HOLD_WEIGHT] * f[10]
+    if f[7] <= 0:  # the move overstacks (SoE 7.33 pulls the latest arrivals back)
+        s -= 1.0
+    s -= 0.05 * f[14]
+    if rail:
+        s -= 0.1
+    return s
+
+
+@njit(cache=True)
+def argmax_tie_nb(scores, n, rng):
+    """Index of the highest score, ties (within 1e-9) broken uniformly from ``rng`` (one draw only
+    when there is a tie)."""
+    best = scores[0]
+    for i in range(1, n):
+        if scores[i] > best:
+            best = scores[i]
+    k = 0
+    first = 0
+    for i in range(n):
+        if scores[i] >= best - 1e-9:
+            if k == 0:
+                first = i
+            k += 1
+    if k == 1:
+        return first
+    r = rand_below_nb(rng, k)
+    for i in range(n):
+        if scores[i] >= best - 1e-9:
+            if r == 0:
+                return i
+            r -= 1
+    return first
+
+
+# --------------------------------------------------------------------------------------------------
+# Dispatch
 
 
 @njit(cache=True)
@@ -50,12 +856,40 @@ def random_policy_nb(decision_kind, n_options, rng):
 
 @njit(cache=True)
 def choose_nb(policy_id, decision_kind, n_options, rng):
-    """Index of the chosen option (``0 <= index < n_options``) for policy ``policy_id``.
+    """Feature-free choice (the loop's original entry, kept for tests and tools): the random policy.
 
-    Unknown ids fall back to the random policy (the Python wrappers reject them earlier).
+    Scripted policies need features: use :func:`choose_option_nb`. Unknown ids fall back to random.
     """
     if n_options <= 1:
         return 0
-    if policy_id == POLICY_RANDOM:
-        return random_policy_nb(decision_kind, n_options, rng)
     return random_policy_nb(decision_kind, n_options, rng)
+
+
+_PYTHON_POLICIES: dict = {}  # slot -> callable(side, kind, feat, n, rng) -> int (soe_sim.engine.game)
+
+
+def _python_choose(slot, side, kind, feat, n, rng):
+    fn = _PYTHON_POLICIES.get(int(slot))
+    if fn is None:
+        return 0
+    return int(fn(int(side), int(kind), feat, int(n), rng))
+
+
+@njit(cache=True)
+def choose_option_nb(policy_id, params, kind, feat, n, rng, side):
+    """Index of the chosen option (``0 <= index < n``) for policy ``policy_id`` with the side's
+    parameter row ``params`` and the decision's feature matrix ``feat`` (``n`` × N_FEAT)."""
+    if n <= 1:
+        return 0
+    if policy_id == POLICY_RANDOM:
+        return random_policy_nb(kind, n, rng)
+    if policy_id == POLICY_PYTHON:
+        slot = np.int64(params[P_SLOT])
+        with numba.objmode(k="int64"):
+            k = _python_choose(slot, side, kind, feat, n, rng)
+        return k
+    if policy_id == POLICY_AGGRESSIVE or policy_id == POLICY_DEFENSIVE or policy_id == POLICY_BALANCED:
+        scores = np.empty(n, dtype=np.float64)
+        score_options_nb(params, kind, feat, n, scores)
+        return argmax_tie_nb(scores, n, rng)
+    return random_policy_nb(kind, n, rng)

@@ -1,0 +1,265 @@
+"""Scripted policies (docs/policies.md): each beats ``random`` on the same side, hidden information,
+common random numbers, the Python policy interface and input errors.
+
+Win-rate tests compare the side's win rate with the policy (opponent ``random``) against the same
+side's win rate when it plays ``random`` too, over the same seeded games, and require the lower end
+of a 99% Newcombe (Wilson hybrid) interval for the difference to be above 0.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from soe_sim.engine.game import (
+    FEATURES,
+    PARAMS,
+    POLICY_IDS,
+    Decision,
+    JitPolicy,
+    Policy,
+    game_setup,
+    play_game,
+    play_games,
+    resolve_policy,
+)
+from soe_sim.engine.game import policies as pol
+from soe_sim.errors import SoeInputError
+
+SEED = 20240611
+Z99 = 2.5758
+
+
+def wilson(k: int, n: int, z: float = Z99) -> tuple[float, float]:
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return c - h, c + h
+
+
+def newcombe_diff(k1: int, n1: int, k2: int, n2: int, z: float = Z99) -> tuple[float, float]:
+    """Newcombe's hybrid score interval for p1 - p2 (method 10)."""
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson(k1, n1, z)
+    l2, u2 = wilson(k2, n2, z)
+    d = p1 - p2
+    return (d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2))
+
+
+@functools.lru_cache(maxsize=None)
+def _wins(scenario: str, side: str, policy: str, games: int) -> int:
+    kw = {side: policy}
+    df = play_games(scenario, games, seed=SEED, **kw)
+    assert (df["outcome"] != "aborted").all()
+    return int((df["winner"] == side).sum())
+
+
+def _check_beats_random(scenario, policy, side, games):
+    k = _wins(scenario, side, policy, games)
+    k0 = _wins(scenario, side, "random", games)
+    lo, hi = newcombe_diff(k, games, k0, games)
+    msg = f"{scenario} {side} {policy}: {k}/{games} vs random {k0}/{games}, 99% CI of the difference [{lo:.3f}, {hi:.3f}]"
+    print(msg)
+    assert lo > 0, msg
+
+
+# --- each scripted policy beats random on the same side ----------------------------------------
+
+
+@pytest.mark.parametrize("side", ["polish", "soviet"])
+@pytest.mark.parametrize("policy", ["aggressive", "defensive", "balanced"])
+def test_scripted_beats_random_tutorial(policy, side):
+    _check_beats_random("tutorial", policy, side, 400)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("side", ["polish", "soviet"])
+@pytest.mark.parametrize("policy", ["aggressive", "defensive", "balanced"])
+def test_scripted_beats_random_kiev_offensive(policy, side):
+    _check_beats_random("kiev-offensive", policy, side, 400)
+
+
+def test_scripted_games_keep_the_invariants():
+    for sc in ("tutorial", "kiev-offensive", "battle-of-warsaw"):
+        df = play_games(sc, 6, seed=3, polish="aggressive", soviet="defensive", check_invariants=True)
+        assert df["violations"].sum() == 0 and (df["outcome"] != "aborted").all()
+        df = play_games(sc, 6, seed=4, polish="balanced", soviet="aggressive", check_invariants=True)
+        assert df["violations"].sum() == 0 and (df["outcome"] != "aborted").all()
+
+
+def test_batch_matches_single_games_with_params():
+    spec = ("balanced", {"attack_threshold": 0.45, "keep_cards": 2})
+    rows = play_games("tutorial", 4, seed=9, polish=spec, soviet="defensive", raw=True)
+    for i in (0, 3):
+        g = play_game("tutorial", (9, i), polish=spec, soviet="defensive")
+        assert np.array_equal(g.row, rows[i])
+
+
+# --- hidden information ------------------------------------------------------------------------
+
+
+def test_known_areas_use_only_seen_enemy_strength():
+    setup = game_setup("kiev-offensive")
+    st, orders = setup.state0, setup.orders0
+    na = st.control.shape[0]
+    out = {}
+    for omni in (0.0, 1.0):
+        row = pol.DEFAULT_PARAMS[pol.POLICY_BALANCED].copy()
+        row[pol.P_OMNISCIENT] = omni
+        row[pol.P_UNKNOWN_SP] = 2.5
+        arrs = [np.zeros(na) for _ in range(5)]
+        pol.known_areas_nb(st, orders, 0, row, *arrs)
+        out[omni] = arrs
+    own_n, own_sp, en_n, en_sp, unseen = out[0.0]
+    on = (st.block_status == pol.STATUS.ON_MAP) & (st.block_side == 1)
+    gar = (st.garrison_side == 1).astype(float)
+    # at the start nothing of the enemy is seen: every enemy block counts unknown_sp
+    assert unseen.sum() == on.sum() and np.allclose(en_sp, 2.5 * en_n + gar)
+    true_sp = np.bincount(st.block_area[on], weights=st.block_sp[on], minlength=na) + gar
+    assert np.allclose(out[1.0][3], true_sp) and out[1.0][4].sum() == 0
+    assert np.array_equal(own_n, out[1.0][0])  # own blocks are always known
+
+
+def test_omniscient_and_limited_play_differently():
+    differ = 0
+    for seed in range(4):
+        a = play_game("kiev-offensive", seed, polish="balanced")
+        b = play_game("kiev-offensive", seed, polish=Policy("balanced", omniscient=True))
+        differ += not (a.log.n == b.log.n and np.array_equal(a.log.used(), b.log.used()))
+    assert differ >= 2
+
+
+# --- common random numbers -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_changing_the_soviet_policy_keeps_the_chance_stream(seed):
+    """The shuffled draw piles (hence the first hands, every replenish and every blind combat draw until
+    a reshuffle) come from the chance stream alone; the Polish policy stream is untouched."""
+    runs = [play_game("tutorial", seed, polish="balanced", soviet=s) for s in ("random", "aggressive", "defensive")]
+    ref = runs[0]
+    for r in runs[1:]:
+        assert np.array_equal(r.cards.pile, ref.cards.pile)
+        a = ref.events[ref.events["kind"] == "cards_drawn"].head(2).to_dict("records")
+        b = r.events[r.events["kind"] == "cards_drawn"].head(2).to_dict("records")
+        assert a == b
+    # the Polish blind combat draws: same cards in the same order, as far as both games drew
+    for r in runs[1:]:
+        seq = []
+        for x in (ref, r):
+            ev = x.events
+            sel = (ev["kind"] == "combat_card") & (ev["side"] == "polish") & (ev["block"].astype(str) == "5")
+            seq.append(list(ev.loc[sel, "value"]))
+        pile0 = list(ref.cards.pile[0])
+        for s in seq:  # each blind draw is the next card of the same shuffled pile
+            idx = [pile0.index(c) for c in s if c in pile0]
+            assert idx == sorted(idx)
+
+
+def test_random_policy_unchanged_by_the_plumbing():
+    """``random`` consumes one draw per decision of its own stream, as before the policies: a random
+    side's play does not depend on what the other side's stream does, only on the position."""
+    a = play_game("tutorial", 5)
+    b = play_game("tutorial", 5, polish="random", soviet=("random", {"attack_threshold": 0.9}))
+    assert np.array_equal(a.log.used(), b.log.used())
+
+
+# --- Python policies -----------------------------------------------------------------------------
+
+
+def test_python_policy_matches_the_numba_policy():
+    for sc, seed in (("tutorial", 7), ("kiev-offensive", 1)):
+        a = play_game(sc, seed, polish="balanced", soviet="aggressive")
+        b = play_game(sc, seed, polish=JitPolicy("balanced"), soviet="aggressive")
+        assert a.log.n == b.log.n and np.array_equal(a.log.used(), b.log.used())
+
+
+class _Recorder:
+    """A Python policy: the first option of every decision except moves/orders (last option)."""
+
+    def __init__(self):
+        self.calls = {}
+
+    def choose(self, decision, options: pd.DataFrame, view) -> int:
+        assert isinstance(decision, Decision)
+        assert list(options.columns) == list(FEATURES[int(decision)])
+        assert view.side == 1 and len(options) >= 2
+        blocks = view.blocks()
+        enemy = blocks[blocks["side"] != view.side]
+        assert enemy["sp"].isna().sum() == (~enemy["seen"]).sum()
+        self.calls[decision.name] = self.calls.get(decision.name, 0) + 1
+        if decision in (Decision.MOVE, Decision.ORDER):
+            return view.rand_below(len(options))
+        return 0
+
+
+def test_python_policy_is_called_with_features_and_view():
+    rec = _Recorder()
+    res = play_game("tutorial", 3, soviet=rec, check_invariants=True)
+    assert res.outcome == "finished" and res.violations == 0
+    assert rec.calls.get("ORDER", 0) > 0 and rec.calls.get("MOVE", 0) > 0
+    assert not pol._PYTHON_POLICIES  # the registry is cleaned up
+
+
+def test_python_policy_bad_index_raises():
+    class Bad:
+        def choose(self, decision, options, view):
+            return len(options)
+
+    with pytest.raises(Exception, match="returned"):
+        play_game("tutorial", 1, polish=Bad())
+    assert not pol._PYTHON_POLICIES
+
+
+def test_python_policy_only_on_the_slow_path():
+    with pytest.raises(SoeInputError, match="Python policies"):
+        play_games("tutorial", 2, seed=1, polish=JitPolicy())
+
+
+# --- inputs --------------------------------------------------------------------------------------
+
+
+def test_unknown_policy_and_param_errors():
+    with pytest.raises(SoeInputError, match="did you mean `aggressive`"):
+        play_game("tutorial", 1, polish="agressive")
+    with pytest.raises(SoeInputError, match="did you mean `attack_threshold`"):
+        play_game("tutorial", 1, soviet=("balanced", {"atack_threshold": 0.5}))
+    with pytest.raises(SoeInputError, match="must be a number"):
+        resolve_policy(("balanced", {"keep_cards": "many"}))
+    with pytest.raises(SoeInputError, match="unknown policy"):
+        play_games("tutorial", 2, seed=1, soviet=Policy("cautious"))
+    with pytest.raises(ValueError):
+        pol.policy_id(17)
+
+
+def test_registry_and_parameter_table():
+    assert set(POLICY_IDS) == {"random", "aggressive", "defensive", "balanced"}
+    assert pol.DEFAULT_PARAMS.shape == (len(POLICY_IDS), len(PARAMS))
+    assert set(pol.PARAM_DOCS) == set(PARAMS)
+    p = resolve_policy(("defensive", {"attack_threshold": 0.9}))
+    row = p.row()
+    assert row[PARAMS.index("attack_threshold")] == 0.9
+    assert row[PARAMS.index("hold_weight")] == pol.DEFAULT_PARAMS[pol.POLICY_DEFENSIVE, PARAMS.index("hold_weight")]
+    assert resolve_policy(2).name == "defensive"
+    for kind in Decision:
+        if kind not in (Decision.BATTLE_ORDER, Decision.ADVANCE):
+            assert int(kind) in FEATURES
+
+
+def test_scorer_picks_the_best_option_with_random_ties():
+    rng = np.array([5], dtype=np.uint64)
+    p = pol.DEFAULT_PARAMS[pol.POLICY_BALANCED]
+    feat = np.zeros((3, pol.N_FEAT))
+    feat[:, 0] = [1, 2, 3]  # COMBAT_CARD: blind, two hand cards
+    feat[:, 1] = [0.2, 3.0, 1.0]  # value
+    feat[:, 2] = 0.2  # expected blind draw
+    assert pol.choose_option_nb(pol.POLICY_BALANCED, p, int(Decision.COMBAT_CARD), feat, 3, rng, 0) == 1
+    feat[0, 0] = 0
+    feat[:, 1] = [0.2, 0.3, 0.3]  # hand cards worse than the margin: draw blind
+    assert pol.choose_option_nb(pol.POLICY_BALANCED, p, int(Decision.COMBAT_CARD), feat, 3, rng, 0) == 0
+    ties = [pol.argmax_tie_nb(np.array([1.0, 0.0, 1.0, 1.0]), 4, rng) for _ in range(300)]
+    assert set(ties) == {0, 2, 3}
