@@ -14,10 +14,19 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The main job on the built-in data: an odds demo and the designer's odds tables in reports/.
+# The main job on the built-in data: an odds demo, the designer's odds tables in reports/ and the
+# balance report of the default scenario in reports/balance/index.html (every registered policy
+# against every other; about 1-3 minutes on two cores).
+BALANCE_SCENARIO ?= kiev-offensive
+BALANCE_GAMES ?= 1000
+BALANCE_MATRIX_GAMES ?= 100
+BALANCE_SAMPLE_GAMES ?= 150
+
 run: $(STAMP)
 	$(BIN)/soe-sim odds --attacker "4i,4i/3c" --defender "4i,3i" --garrison --defend --mc 200000 --seed 1
 	$(BIN)/python -m analysis.odds_tables --out reports
+	$(BIN)/soe-sim report balance --scenario $(BALANCE_SCENARIO) --games $(BALANCE_GAMES) \
+		--matrix-games $(BALANCE_MATRIX_GAMES) --sample-games $(BALANCE_SAMPLE_GAMES) --seed 1 --out reports/balance
 
 # Whole default suite (slow statistical tests excluded; `make test-all` includes them).
 # pytest exit code 5 (no tests collected) is an error here, never a silent pass.

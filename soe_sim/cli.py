@@ -32,6 +32,9 @@ def _register() -> None:
 
     register_engine_commands(cli)
     register_sim_commands(cli)
+    from soe_sim.report.cli import register as register_report_commands  # soe-sim report balance
+
+    register_report_commands(cli)
 
 
 def main(argv: list[str] | None = None) -> int:

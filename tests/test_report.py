@@ -1,0 +1,267 @@
+"""The balance report: metrics on hand-made tables, the HTML page, the CLI and a headless Chromium load."""
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from soe_sim.battle.odds import wilson_interval
+from soe_sim.report import (
+    GARRISON_ONLY,
+    balance_metrics,
+    balance_report,
+    decided_at,
+    default_policies,
+    game_leads,
+    lead_changes,
+    odds_bands,
+    vp_fan,
+    win_rates,
+)
+from soe_sim.report import _band  # noqa: PLC2701 - the odds-band rule itself
+from soe_sim.report.html import SECTIONS
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+# --------------------------------------------------------------------------------------------------
+# Metrics on hand-made tables
+
+
+def _games(winners, vps=None, phases=None, outcome=None, pair=("random", "random"), vp_start=3):
+    n = len(winners)
+    return pd.DataFrame({
+        "polish": pair[0], "soviet": pair[1], "seed": 7, "game": np.arange(n),
+        "winner": winners, "outcome": outcome or ["finished"] * n,
+        "vp": vps if vps is not None else [1 if w == "polish" else -1 for w in winners],
+        "vp_start": vp_start, "phases": phases or [12] * n, "rounds": 2,
+    })
+
+
+def _traj(games, tracks):
+    rows = []
+    for (g, vps) in zip(games.itertuples(index=False), tracks):
+        for k, v in enumerate(vps):
+            rows.append({"polish": g.polish, "soviet": g.soviet, "seed": g.seed, "game": g.game, "step": k,
+                         "round": 1 + k // 3, "phase": 1 + k % 3, "vp": v})
+    return pd.DataFrame(rows)
+
+
+def test_lead_changes_counts_side_switches():
+    assert lead_changes([2, -1, -2, 1], vp_start=3) == 2  # + + - - +
+    assert lead_changes([1, 0, -1]) == 1  # nobody leading is skipped, not a change
+    assert lead_changes([0, 0, 0], vp_start=0) == 0
+    assert lead_changes([5, 6, 7], vp_start=3) == 0
+    assert lead_changes([-1, 1, -1, 1], vp_start=1) == 4
+
+
+def test_decided_at_on_known_tracks():
+    assert decided_at([2, -1, 4, 5], 3, "polish") == pytest.approx(3 / 4)  # leads for good from the 3rd phase
+    assert decided_at([4, 5, 6, 7], 3, "polish") == 0.0  # led throughout
+    assert decided_at([4, 5, 6, -1], 3, "soviet") == 1.0  # took the lead at the very end
+    assert decided_at([-1, -2, -3, 2], 3, "soviet") == 1.0  # won while behind (immediate victory): 1
+    assert decided_at([-1, -2, 0, -3], 3, "soviet") == 1.0  # a tie breaks the streak
+    assert decided_at([-1, 0, -2, -3], 3, "soviet") == pytest.approx(3 / 4)  # from phase 3 of 4
+    assert math.isnan(decided_at([1, 2], 3, ""))
+    assert math.isnan(decided_at([], 3, "polish"))
+
+
+def test_balance_metrics_on_a_known_table():
+    g = _games(["polish"] * 6 + ["soviet"] * 3 + [""], phases=[12] * 8 + [6, 12],
+               outcome=["finished"] * 8 + ["immediate_victory", "finished"])
+    m = balance_metrics(g)
+    assert m["games"] == 10
+    assert m["polish_win"] == pytest.approx(0.6) and m["soviet_win"] == pytest.approx(0.3)
+    assert m["balance"] == pytest.approx(0.7)
+    assert m["side_advantage"] == pytest.approx(0.3)
+    assert m["drawishness"] == pytest.approx(0.1)
+    lo, hi = wilson_interval(6, 10)
+    assert m["polish_win_ci"] == [pytest.approx(float(lo)), pytest.approx(float(hi))]
+    # the difference's normal interval: var = (p + s - d^2) / n
+    h = 1.959963984540054 * math.sqrt((0.6 + 0.3 - 0.09) / 10)
+    assert m["side_advantage_ci"] == [pytest.approx(0.3 - h), pytest.approx(0.3 + h)]
+    assert m["balance_ci"][1] == 1.0  # the difference's interval contains 0
+    assert m["favoured"] == ""
+    assert m["phases_mean"] == pytest.approx(11.4) and m["phases_min"] == 6 and m["phases_max"] == 12
+    assert m["immediate_victory"] == pytest.approx(0.1)
+    assert math.isnan(m["lead_changes_mean"])  # no trajectories given
+    # a lopsided table names the favoured side
+    m2 = balance_metrics(_games(["soviet"] * 95 + ["polish"] * 5))
+    assert m2["favoured"] == "soviet" and m2["balance"] == pytest.approx(0.1)
+    assert m2["side_advantage"] == pytest.approx(-0.9)
+
+
+def test_lead_changes_and_decisiveness_from_trajectories():
+    g = _games(["polish", "soviet", "polish", "soviet"], vps=[5, -2, 2, 1], vp_start=3)
+    tracks = [
+        [4, 5, 5],  # Polish leads throughout: 0 changes, decided at 0
+        [2, -1, -2],  # Soviet takes the lead after phase 2 of 3: 1 change, decided at 2/3
+        [-1, 1, 2],  # + - + +: 2 changes, decided at 2/3
+        [2, 1, 1],  # Soviet wins while behind (immediate victory): 0 changes, decided at 1
+    ]
+    t = _traj(g, tracks)
+    leads = game_leads(g, t)
+    assert leads["lead_changes"].tolist() == [0, 1, 2, 0]
+    assert leads["decided_at"].tolist() == pytest.approx([0, 2 / 3, 2 / 3, 1])
+    assert leads["trailed"].tolist() == [0, 1, 1, 1]
+    m = balance_metrics(g, leads)
+    assert m["lead_changes_mean"] == pytest.approx(0.75)
+    assert m["games_with_lead_change"] == pytest.approx(0.5)
+    assert m["decided_at_mean"] == pytest.approx((0 + 2 / 3 + 2 / 3 + 1) / 4)
+    assert m["decisiveness"] == pytest.approx(1 - (0 + 2 / 3 + 2 / 3 + 1) / 4)
+    assert m["winner_led_throughout"] == pytest.approx(0.25)
+    assert m["winner_trailed"] == pytest.approx(0.75)
+
+
+def test_vp_fan_freezes_games_that_ended_early():
+    g = _games(["polish", "soviet"], vps=[6, -4], vp_start=1)
+    t = _traj(g, [[2, 4, 6], [-4]])  # game 1 ended after the first phase
+    f = vp_fan(g, t, quantiles=(0.5,))
+    assert f["label"].tolist() == ["start", "R1 op 1", "R1 op 2", "R1 op 3"]
+    assert f["playing"].tolist() == [2, 2, 1, 1]
+    assert f["mean"].tolist() == pytest.approx([1, -1, 0, 1])
+    assert f["polish_leads"].tolist() == pytest.approx([1, 0.5, 0.5, 0.5])
+
+
+def test_win_rates_per_pairing():
+    g = pd.concat([_games(["polish"] * 3 + ["soviet"], pair=("a", "b")),
+                   _games(["soviet"] * 2 + ["", ""], outcome=["finished"] * 3 + ["aborted"], pair=("b", "a"))],
+                  ignore_index=True)
+    w = win_rates(g).set_index(["polish", "soviet"])
+    assert w.loc[("a", "b"), "polish_win"] == pytest.approx(0.75) and w.loc[("a", "b"), "games"] == 4
+    assert w.loc[("b", "a"), "soviet_win"] == pytest.approx(0.5)
+    assert w.loc[("b", "a"), "draws"] == 1 and w.loc[("b", "a"), "aborted"] == 1
+    lo, hi = wilson_interval(3, 4)
+    assert w.loc[("a", "b"), "polish_win_lo"] == pytest.approx(float(lo))
+    assert w.loc[("a", "b"), "polish_win_hi"] == pytest.approx(float(hi))
+
+
+def test_odds_bands():
+    assert _band(1, 2) == "below 1:1"
+    assert _band(3, 3) == "1:1 to 3:2"
+    assert _band(3, 2) == "3:2 to 2:1"
+    assert _band(4, 2) == "2:1 to 3:1"
+    assert _band(9, 3) == "3:1 and more"
+    assert _band(5, 0) == GARRISON_ONLY
+    sb = pd.DataFrame({"fought": [True, True, True, False], "attacker": ["polish", "soviet", "polish", "polish"],
+                       "winner": ["polish", "polish", "soviet", "polish"], "odds_band": ["below 1:1"] * 4,
+                       "great_victory": [True, False, False, False], "attacker_sp": [1, 2, 3, 4],
+                       "defender_sp": [4, 4, 4, 4], "attacker_losses": [0, 1, 2, 0], "defender_losses": [1] * 4})
+    t = odds_bands(sb).set_index("odds_band")
+    assert t.loc["below 1:1", "battles"] == 3  # the unfought battle is left out
+    assert t.loc["below 1:1", "attacker_win"] == pytest.approx(1 / 3)
+    assert t.loc["below 1:1", "great_share"] == pytest.approx(1 / 3)
+
+
+# --------------------------------------------------------------------------------------------------
+# A small real report
+
+
+SC = "tutorial"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    pols = ["random"] + [p for p in ("balanced",) if p in default_policies()]
+    out = tmp_path_factory.mktemp("balance")
+    rep = balance_report(SC, games=40, policies=pols, seed=3, out_dir=out, threads=2, matrix_games=12,
+                         sample_games=10)
+    return rep, out
+
+
+def test_report_metrics_and_files(report):
+    rep, out = report
+    pols = rep.meta["policies"]
+    assert rep.meta["registry"] == default_policies()
+    assert len(rep.win_rates) == len(pols) ** 2
+    h = tuple(rep.meta["headline"])
+    assert rep.metrics["games"] == 40
+    assert rep.win_rates.set_index(["polish", "soviet"]).loc[h, "games"] == 40
+    assert (rep.win_rates["games"] == 12).sum() == len(pols) ** 2 - 1
+    assert 0 <= rep.metrics["balance"] <= 1
+    assert rep.summary and rep.summary[0].split()[2] == "win" and "40 games" in rep.summary[0]
+    # the last VP of every trajectory is the game's final VP
+    last = rep.trajectories.sort_values("step").groupby(["polish", "soviet", "game"])["vp"].last()
+    fin = rep.games.set_index(["polish", "soviet", "game"])["vp"]
+    assert (last.sort_index() == fin.loc[last.sort_index().index]).all()
+    # the event sample replays the simulation's own first games
+    assert rep.meta["sample"]["replay_mismatches"] == 0
+    assert rep.meta["sample"]["battles_match_simulation"]
+    assert rep.sample_battles["game"].max() < 10
+    for name in ("index.html", "games.parquet", "trajectories.parquet", "battles.parquet", "win_rates.csv",
+                 "pair_metrics.csv", "vp_fan.csv", "held_cities.csv", "odds_bands.csv", "eliminations.csv",
+                 "card_use.csv", "metrics.json", "sample_battles.csv"):
+        assert (out / name).is_file(), name
+    assert len(pd.read_parquet(out / "games.parquet")) == 40 + 12 * (len(pols) ** 2 - 1)
+
+
+def test_html_sections_and_embedded_images(report):
+    _, out = report
+    page = (out / "index.html").read_text(encoding="utf-8")
+    for sid, title in SECTIONS:
+        assert f'<section id="{sid}">' in page, sid
+        assert f'href="#{sid}"' in page
+    srcs = re.findall(r'<img[^>]*\ssrc="([^"]*)"', page)
+    assert len(srcs) >= 7
+    assert all(s.startswith("data:image/png;base64,") for s in srcs)
+    assert len(srcs) == page.count("<img")
+    # self-contained: no external script, style sheet, font or image
+    assert not re.search(r'(src|href)="(https?:)?//', page)
+    assert "<link" not in page and "@import" not in page and "url(" not in page
+    assert "event sample" in page.lower() and "seed 3" in page
+
+
+def test_cli_report_balance(tmp_path):
+    from soe_sim.cli import main
+
+    out = tmp_path / "r"
+    assert main(["report", "balance", "--scenario", SC, "--games", "8", "--policies", "random", "--sample-games",
+                 "0", "--seed", "1", "--threads", "1", "--out", str(out), "--no-progress"]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "Only one policy was played" in page
+    assert main(["report", "balance", "--scenario", SC, "--policies", "nope", "--out", str(out)]) == 2
+    assert main(["report", "balance", "--scenario", "nope", "--out", str(out)]) == 2
+
+
+# --------------------------------------------------------------------------------------------------
+# Headless Chromium
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                    reason=f"{CHROMIUM} not installed (Debian package 'chromium'; CI installs it with "
+                           ".ci/setup-chromium.sh)")
+def test_html_renders_in_headless_chromium(report, tmp_path):
+    _, out = report
+    page = out / "index.html"
+    n_img = page.read_text(encoding="utf-8").count("<img")
+    base = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=10000"]
+    res = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    body = re.search(r"<body[^>]*>", res.stdout)
+    assert body, res.stdout[:500]
+    tag = body.group(0)
+    assert 'data-images-ok="true"' in tag, tag
+    assert f'data-images="{n_img}"' in tag and f'data-images-decoded="{n_img}"' in tag, tag
+    shot = tmp_path / "page.png"
+    res = subprocess.run([*base, "--hide-scrollbars", "--window-size=1280,2400", f"--screenshot={shot}",
+                          page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and shot.is_file() and shot.stat().st_size > 20_000, res.stderr[-2000:]
+    from PIL import Image
+
+    im = np.asarray(Image.open(shot).convert("RGB"))
+    assert im.shape[1] == 1280 and im.std() > 10  # not a blank page
+
+
+def test_chromium_setup_script_exists():
+    script = Path(__file__).resolve().parent.parent / ".ci" / "setup-chromium.sh"
+    assert script.is_file() and os.access(script, os.X_OK)
+    assert "apt-get install -y chromium" in script.read_text()
+    assert shutil.which("bash")
