@@ -6,7 +6,7 @@ module that owns the decision). For every policy but ``random`` it also fills a 
 :data:`FEATURES`) with :func:`fill_*_features_nb`; the features use only what the deciding side
 knows (its own blocks; enemy positions and block counts; enemy strengths only of blocks it has seen,
 ``OrderState.seen``) unless the side's ``omniscient`` parameter is set. The policy then picks an
-index with :func:`choose_option_nb` ``(policy_id, params, kind, feat, n, rng, side, slot)``:
+index with :func:`choose_option_nb` ``(policy_id, params, kind, feat, n, rng, side)``:
 
 * ``random`` (:data:`POLICY_RANDOM`): uniform, one draw of the side's policy stream (the control
   group; features are not even computed, so random play is exactly the engine's original one);
@@ -32,7 +32,17 @@ from numba import njit
 
 from soe_sim.battle import nb as bnb
 from soe_sim.data.enums import EVENT_KIND
-from soe_sim.engine.cards.nb import DRAW_PILE, DISCARD, HAND, N_CUBE_KINDS, USE_CUBES, USE_ORDERS, rand_below_nb
+from soe_sim.engine.cards.nb import (
+    DISCARD,
+    DRAW_PILE,
+    HAND,
+    N_CUBE_KINDS,
+    USE_CUBES,
+    USE_EVENT,
+    USE_ORDERS,
+    rand_below_nb,
+)
+from soe_sim.engine.events import nb as enb
 from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import STATUS
 
@@ -64,6 +74,8 @@ class _DecisionC(NamedTuple):
     GARRISON: int = 12  # SoE 8.1: place a free garrison (0) or not (1)
     COMBINE: int = 13  # SoE 8.2: pass or one absorption
     REINFORCE: int = 14  # SoE 8.3, 8.4: pass, strengthen one block or build one block
+    EVENT_TARGET: int = 15  # SoE 7.13, 7.1 item 6: the area / block an event acts on (events.nb rows)
+    REACTION: int = 16  # SoE 7.1 item 6, 7.41.4: pass (0) or play one of the playable reaction cards
 
 
 DECISION = _DecisionC()
@@ -158,7 +170,8 @@ DEFAULT_PARAMS = np.array([[_DEFAULTS[name][k] for k in PARAMS] for name in POLI
 N_FEAT = 16
 FEATURES = {
     DECISION.DISCARD: ("card", "orders", "cubes", "combat_mod", "battle_card", "historical"),
-    DECISION.CARD_PLAY: ("card", "use", "orders", "cubes", "combat_mod", "hand_size", "better_in_hand", "front"),
+    DECISION.CARD_PLAY: ("card", "use", "orders", "cubes", "combat_mod", "hand_size", "better_in_hand", "front",
+                         "event_value"),
     DECISION.FIRST_PLAYER: ("opponent_first", "step", "front"),
     DECISION.EXEC_FIRST: ("opponent_first", "step", "front"),
     DECISION.ORDER: ("type", "area", "area_vp", "control", "own_blocks", "own_sp", "enemy_blocks", "enemy_sp",
@@ -178,6 +191,10 @@ FEATURES = {
     DECISION.GARRISON: ("place", "area", "area_vp"),
     DECISION.COMBINE: ("pass", "absorber", "absorbed", "absorber_sp", "absorbed_sp", "area", "gain"),
     DECISION.REINFORCE: ("kind", "block", "area", "sp", "max_sp", "area_vp", "front_line", "enemy_sp_adjacent"),
+    DECISION.EVENT_TARGET: ("card", "target", "target_kind", "friendly", "area", "area_vp", "enemy_blocks",
+                            "enemy_sp", "enemy_sp_adjacent", "block_sp", "loss", "destroys"),
+    DECISION.REACTION: ("pass", "card", "event_value", "vp", "enemy_sp_loss", "cards", "initiative", "cubes",
+                        "blocks_sp", "orders", "card_cubes", "combat_mod"),
 }
 for _v in FEATURES.values():
     assert len(_v) <= N_FEAT
@@ -696,6 +713,144 @@ def fill_reinforce_features_nb(state, orders, m, pol, side, smask, bmask, front_
                 t += 1
 
 
+# --- card events (SoE 7.13, 7.1 item 6) -----------------------------------------------------------
+
+
+@njit(cache=True)
+def event_value_nb(state, cs, orders, pol, table, side, card, ctx, out):
+    """What ``side``'s event ``card`` would gain in context ``ctx`` (events.nb ``X_*``), as ``side``
+    knows it: ``out[0..5]`` = VP, enemy SP lost, cards drawn, initiative points, cubes, own SP brought
+    into play (an Events' Area block, an activated nation's blocks). Returns the scripted value
+    ``2·VP + SP lost + 0.5·cards + initiative + cubes_weight·(cubes + SP brought in)``."""
+    out[:6] = 0.0
+    if card < 1 or card > table.n_fx.shape[1]:
+        return 0.0
+    c = card - 1
+    pr = pol.params[side]
+    hs = 0
+    for q in range(cs.location.shape[1]):
+        if cs.location[side, q] == HAND:
+            hs += 1
+    f = ctx[enb.X_FRONT]
+    if f < 0 and table.front[side, c] >= 0 and table.front[side, c] < state.initiative_side.shape[0]:
+        f = table.front[side, c]
+    for e in range(table.n_fx[side, c]):
+        code = table.fx_code[side, c, e]
+        val = np.float64(table.fx_value[side, c, e])
+        if code == enb.FX_VP:
+            out[0] += val
+        elif code == enb.FX_ENEMY_SP_LOSS_INITIATIVE:
+            if f >= 0 and state.initiative_side[f] == side:
+                out[1] += val * state.initiative_level[f]
+        elif code == enb.FX_ENEMY_SP_LOSS:
+            out[1] += val
+        elif code == enb.FX_ELIMINATE_NATION_BLOCK:
+            out[1] += pr[P_UNKNOWN_SP]
+        elif code == enb.FX_DRAW_CARDS:
+            # the card itself leaves the hand first (E-C3)
+            out[2] += max(0.0, min(val, np.float64(table.hand_limit - hs + 1)))
+        elif code == enb.FX_INITIATIVE:
+            out[3] += val
+        elif code == enb.FX_CUBES_INFANTRY or code == enb.FX_CUBES_CAVALRY or code == enb.FX_CUBES_ALLIED:
+            out[4] += val
+        elif code == enb.FX_REINFORCE:
+            b = table.fx_value[side, c, e]
+            if b >= 0:
+                out[5] += state.block_max_sp[b]
+        elif code == enb.FX_ACTIVATE_NATION:
+            nat = table.fx_value[side, c, e]
+            for b in range(state.block_side.shape[0]):
+                if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
+                        and state.block_nation[b] == nat):
+                    out[5] += state.block_sp[b]
+    return 2.0 * out[0] + out[1] + 0.5 * out[2] + out[3] + pr[P_CUBES_WEIGHT] * (out[4] + out[5])
+
+
+@njit(cache=True)
+def fill_card_play_event_features_nb(state, cs, orders, pol, table, side, front, cards, uses, n, feat):
+    """CARD_PLAY column ``event_value`` (:func:`event_value_nb`) of the ``USE_EVENT`` rows."""
+    ctx = np.empty(enb.N_X, dtype=np.int64)
+    enb.card_play_context_nb(ctx, front)
+    tmp = np.zeros(6, dtype=np.float64)
+    for i in range(n):
+        if uses[i] == USE_EVENT and cards[i] > 0:
+            feat[i, 8] = event_value_nb(state, cs, orders, pol, table, side, cards[i], ctx, tmp)
+
+
+@njit(cache=True)
+def fill_reaction_features_nb(state, cs, orders, pol, table, side, ctx, rcards, n, feat):
+    """REACTION rows: row 0 = pass, row ``i`` = reaction card ``rcards[i - 1]`` with its
+    :func:`event_value_nb` and what the card is otherwise worth (orders, cubes, combat modifier)."""
+    feat[0, 0] = 1.0
+    tmp = np.zeros(6, dtype=np.float64)
+    for i in range(1, n):
+        c = rcards[i - 1]
+        feat[i, 1] = c
+        feat[i, 2] = event_value_nb(state, cs, orders, pol, table, side, c, ctx, tmp)
+        for q in range(6):
+            feat[i, 3 + q] = tmp[q]
+        feat[i, 9] = cs.orders[side, c - 1]
+        cu = 0
+        for q in range(N_CUBE_KINDS):
+            cu += cs.cubes[side, c - 1, q]
+        feat[i, 10] = cu
+        feat[i, 11] = cs.combat_modifier[side, c - 1]
+
+
+@njit(cache=True)
+def fill_event_target_features_nb(state, orders, m, pol, table, side, card, ctx, targets, n, feat):
+    """EVENT_TARGET rows (``events.nb.legal_event_targets_nb``): an area (Desertions, ``reinforce``:
+    ``friendly`` = 1 for a placement) or an enemy block (``block_sp`` as known, ``loss`` the SP it
+    would lose, ``destroys``)."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    c = card - 1
+    tk = table.target_kind[side, c]
+    code = enb.FX_NONE
+    val = 0.0
+    for e in range(table.n_fx[side, c]):  # the effect that receives the choice (EV3)
+        k = table.fx_code[side, c, e]
+        if (tk == enb.TK_AREA and (k == enb.FX_ENEMY_SP_LOSS_INITIATIVE or k == enb.FX_REINFORCE)) or (
+                tk == enb.TK_BLOCK and (k == enb.FX_ELIMINATE_NATION_BLOCK or k == enb.FX_ENEMY_SP_LOSS)):
+            code = k
+            val = np.float64(table.fx_value[side, c, e])
+            break
+    omni = pr[P_OMNISCIENT] > 0.5
+    for i in range(n):
+        t = targets[i]
+        feat[i, 0] = card
+        feat[i, 1] = t
+        feat[i, 2] = tk
+        if t < 0:
+            continue
+        a = t
+        if tk == enb.TK_BLOCK:
+            a = state.block_area[t]
+            bsp = np.float64(state.block_sp[t]) if (omni or orders.seen[side, t]) else pr[P_UNKNOWN_SP]
+            feat[i, 9] = bsp
+            loss = bsp if code == enb.FX_ELIMINATE_NATION_BLOCK else val
+            feat[i, 10] = loss
+            feat[i, 11] = 1.0 if loss >= bsp else 0.0
+        if a < 0:
+            continue
+        feat[i, 3] = 1.0 if code == enb.FX_REINFORCE else 0.0
+        feat[i, 4] = a
+        feat[i, 5] = m.vp[a]
+        feat[i, 6] = en_n[a]
+        feat[i, 7] = en_sp[a]
+        feat[i, 8] = _adjacent_sum_nb(m, a, en_sp)
+        if code == enb.FX_ENEMY_SP_LOSS_INITIATIVE:
+            f = m.front[a]
+            lvl = np.float64(state.initiative_level[f]) if state.initiative_side[f] == side else 0.0
+            feat[i, 10] = min(val * lvl, en_sp[a])
+
+
 # --------------------------------------------------------------------------------------------------
 # The scripted scorer
 
@@ -713,7 +868,10 @@ def score_options_nb(p, kind, feat, n, out):
             s = -keep
         elif kind == DECISION.CARD_PLAY:
             if f[0] > 0:
-                s = p[P_ORDERS_WEIGHT] * f[2] + p[P_CUBES_WEIGHT] * f[3]
+                if f[1] == USE_EVENT:  # an event that gains VP / SP / cards / initiative / cubes
+                    s = f[8]
+                else:
+                    s = p[P_ORDERS_WEIGHT] * f[2] + p[P_CUBES_WEIGHT] * f[3]
                 if f[6] < p[P_KEEP_CARDS]:  # among the best combat cards in hand: keep it
                     s -= 1.0 + max(f[4], 0.0)
                 if f[5] <= p[P_KEEP_CARDS]:
@@ -744,6 +902,16 @@ def score_options_nb(p, kind, feat, n, out):
                 s = 1.0 + p[P_FRONT_WEIGHT] * f[6] + 0.1 * f[5] + 0.05 * f[7]
             elif f[0] == 2:
                 s = 1.2 + p[P_FRONT_WEIGHT] * f[6] + 0.1 * f[5] + 0.05 * f[7] + 0.1 * f[4]
+        elif kind == DECISION.EVENT_TARGET:
+            if f[3] > 0:  # a placement: next to the enemy, then the area's VP
+                s = 1.0 + p[P_FRONT_WEIGHT] * (1.0 if f[8] > 0 else 0.0) + 0.1 * f[5] + 0.05 * f[8]
+            elif f[2] == 2:  # an enemy block: destroy one, else hit the strongest known
+                s = 2.0 * f[11] + 0.5 * f[9] + 0.1 * f[5]
+            else:  # Desertions: the area where the most SP are lost
+                s = f[10] + 0.1 * f[5] + 0.01 * f[7]
+        elif kind == DECISION.REACTION:
+            if f[0] == 0:  # a card: its event against what it is worth for orders / cubes later
+                s = f[2] - 0.3 * (p[P_ORDERS_WEIGHT] * f[9] + p[P_CUBES_WEIGHT] * f[10]) - 0.05 * max(f[11], 0.0)
         out[i] = s
 
 
