@@ -8,6 +8,7 @@ diff.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 from soe_sim.cli import main
-from soe_sim.data.enums import SIDE
+from soe_sim.data.enums import SIDE, Nation
 from soe_sim.engine.game import (
     EVENT,
     Event,
@@ -229,3 +230,175 @@ def test_cli_fuzz_text_and_exit_codes(capsys, monkeypatch):
     assert main(["fuzz", "-s", "tutorial", "-n", "2", "--format", "json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["first_violation"]["step"] == 7 and data["first_violation"]["seed"] == [0, 0]
+
+
+# --- card events in the loop (G3, G15; events module EV1…) ------------------------------------------
+
+EVENT_SEED = 5
+EVENT_GAMES = 20
+
+
+@functools.lru_cache(maxsize=4)
+def _event_batch(scenario):
+    return [play_game(scenario, (EVENT_SEED, i), check_invariants=True) for i in range(EVENT_GAMES)]
+
+
+def test_events_are_played_in_random_games():
+    """Random play sees historical events (7.13) at card play, each logged as CARD_PLAYED with
+    USE_EVENT followed by its CARD_EVENT, and the card leaves the hand (conservation: fuzzer)."""
+    from soe_sim.engine.cards.nb import USE_EVENT
+    from soe_sim.engine.events.nb import WINDOW_CARD_PLAY
+
+    n_events = 0
+    for res in _event_batch("campaign-1920"):
+        assert res.violations == 0, res.first_violation
+        ev = res.events
+        rows = ev.index[ev["kind"] == "card_event"]
+        n_events += len(rows)
+        for i in rows:
+            e = ev.loc[i]
+            if e["value2"] == WINDOW_CARD_PLAY:
+                prev = ev.loc[i - 1]
+                assert prev["kind"] == "card_played" and prev["value2"] == USE_EVENT
+                assert prev["value"] == e["value"] and prev["side"] == e["side"]
+    assert n_events >= EVENT_GAMES  # about 7 per game with these seeds
+
+
+def test_reactions_after_recon_and_battle():
+    """Reaction cards (7.1 item 6) are played after one's own Recon (EV9) and after a battle (EV10):
+    CARD_PLAYED with USE_REACTION right before the CARD_EVENT of the matching window."""
+    from soe_sim.engine.cards.nb import USE_REACTION
+    from soe_sim.engine.events.nb import WINDOW_AFTER_BATTLE, WINDOW_AFTER_RECON
+
+    seen = set()
+    for res in _event_batch("campaign-1920"):
+        ev = res.events
+        for i in ev.index[(ev["kind"] == "card_played") & (ev["value2"] == USE_REACTION)]:
+            nxt = ev.loc[i + 1]
+            assert nxt["kind"] == "card_event" and nxt["value"] == ev.loc[i, "value"]
+            w = int(nxt["value2"])
+            seen.add(w)
+            before = ev.loc[:i - 1]
+            last = before[before["kind"].isin(["recon", "battle_losses", "order_placed", "move"])].iloc[-1]
+            if w == WINDOW_AFTER_RECON:
+                assert last["kind"] == "recon" and last["side"] == nxt["side"] and last["value"] > 0
+            else:
+                assert w == WINDOW_AFTER_BATTLE and last["kind"] == "battle_losses"
+    assert {WINDOW_AFTER_RECON, WINDOW_AFTER_BATTLE} <= seen
+
+
+def test_vp_bookkeeping_with_events():
+    """G14 still holds with event VP (cause EVENT): track = start + sum of the VP events."""
+    start = int(game_setup("campaign-1920").state0.vp[0])
+    event_vp = 0
+    for res in _event_batch("campaign-1920"):
+        ev = res.events
+        vp = ev[ev["kind"] == "vp"]
+        assert res.vp == start + int(vp["value"].sum())
+        event_vp += int((vp["value2"] == nb.CAUSE.EVENT).sum())
+    assert event_vp > 0
+
+
+def test_events_area_blocks_enter_only_by_card():
+    """EV8: the Events' Area blocks are in the universe (SCHEDULED, round -1) and are placed only by
+    their `reinforce:` card (BLOCK_PLACED with cause EVENT right after the CARD_EVENT naming them)."""
+    setup = game_setup("campaign-1920")
+    st = setup.state0
+    ea = (st.block_status == nb.STATUS.SCHEDULED) & (st.block_arrive_round == -1)
+    assert ea.sum() > 0
+    ea_ids = set(setup.block_ids[ea])
+    placed = 0
+    for res in _event_batch("campaign-1920"):
+        ev = res.events
+        arrived = ev[ev["kind"] == "reinforcement_arrived"]
+        assert not set(arrived["block"]) & ea_ids
+        for i in ev.index[(ev["kind"] == "block_placed") & ev["block"].isin(ea_ids)]:
+            assert ev.loc[i, "value2"] == nb.CAUSE.EVENT
+            assert ev.loc[i - 1, "kind"] == "card_event" and ev.loc[i - 1, "block"] == ev.loc[i, "block"]
+            placed += 1
+    assert placed > 0
+
+
+def test_lithuania_neutral_until_card_23():
+    """G15: Lithuanian blocks take no order before Soviet card 23 (Alliance with Lithuania) and then
+    move no farther than 3 areas from Kaunas; the activation is per game (cfg is not changed)."""
+    setup = game_setup("campaign-1920")
+    lit = int(Nation.LITHUANIAN)
+    assert not setup.cfg.nation_active[lit]
+    activated = 0
+    ai = setup.game_map.area_index
+    ok = setup.cfg.nation_move_ok[lit]
+    for res in _event_batch("campaign-1920"):
+        ev = res.events
+        act = ev.index[(ev["kind"] == "card_event") & (ev["side"] == "soviet") & (ev["value"] == 23)]
+        start = act[0] if len(act) else len(ev)
+        activated += len(act) > 0
+        mv = ev[ev["kind"].isin(["move", "rail"]) & ev["block"].str.startswith("ru-lt")]
+        assert (mv.index > start).all()
+        assert all(ok[ai[a]] for a in mv["area2"])
+    assert activated > 0
+    assert not setup.cfg.nation_active[lit]
+    assert ok[ai["kaunas"]] and not ok.all()
+
+
+def test_lithuania_activation_allows_kaunas_cubes():
+    """EV7, RF12: the loop passes the game's active_nations to the Reinforcement Phase: the Kaunas
+    cubes (Lithuanian blocks only) are pulled only once Lithuania is active."""
+    from soe_sim.engine.game import policies as pnb
+
+    setup = game_setup("battle-of-warsaw")
+    k = setup.cfg.kaunas
+    lit = int(Nation.LITHUANIAN)
+    na = setup.game_map.n_areas
+
+    def kaunas_events(active_lit):
+        st = setup.state0.copy()
+        st.control[k] = SIDE.SOVIET  # the Soviets hold Kaunas (a depot once in supply)
+        for b in np.flatnonzero(st.block_nation == lit):
+            st.block_sp[b] = 1  # room to strengthen
+        ids = np.zeros(2, np.int64)
+        pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), setup.cards0, setup.cr,
+                                     setup.kr.hand_card_bonus, setup.er.max_blocks)
+        active = setup.cfg.nation_active.copy()
+        active[lit] = active_lit
+        log = new_event_log(4096)
+        z = lambda dt: np.zeros((2, na), dt)  # noqa: E731
+        nb.reinforcement_phase_nb(st, setup.orders0.copy(), setup.game_map.arrays, setup.er, setup.rr, setup.cfg,
+                                  active, pol, np.array([1, 2], np.uint64), log.records, log.ctr, z(np.int32),
+                                  z(np.bool_), z(np.int32), z(np.bool_), z(np.int32))
+        rec = log.used()
+        spent = np.isin(rec["kind"], [nb.EVENT.STRENGTHEN, nb.EVENT.BUILD]) & (rec["value2"] == k)
+        dropped = (rec["kind"] == nb.EVENT.CUBES_DROPPED) & (rec["area"] == k)
+        blocks = set(rec["block"][spent])
+        assert all(st.block_nation[b] == lit for b in blocks)
+        return int(spent.sum() + dropped.sum())
+
+    assert kaunas_events(False) == 0
+    assert kaunas_events(True) > 0
+
+
+def test_scripted_policies_play_events():
+    """The scripted policies value events (CARD_PLAY ``event_value``) and reactions."""
+    n = 0
+    for i in range(4):
+        ev = play_game("campaign-1920", (EVENT_SEED, i), "balanced", "balanced", check_invariants=True).events
+        n += int((ev["kind"] == "card_event").sum())
+    assert n > 0
+
+
+def test_filter_moves_respects_nation_move_ok():
+    """G15: move rows taking a Lithuanian block beyond 3 areas of Kaunas are dropped, others kept."""
+    setup = game_setup("campaign-1920")
+    st = setup.state0
+    lit = int(Nation.LITHUANIAN)
+    ok = setup.cfg.nation_move_ok[lit]
+    b_lit = int(np.flatnonzero(st.block_nation == lit)[0])
+    b_other = int(np.flatnonzero((st.block_nation != lit) & (st.block_status == nb.STATUS.ON_MAP))[0])
+    far, near = int(np.flatnonzero(~ok)[0]), int(np.flatnonzero(ok)[0])
+    blk = np.array([b_lit, b_lit, b_other], np.int64)
+    dest = np.array([far, near, far], np.int64)
+    via = np.array([1, 2, 3], np.int64)
+    det = np.array([0, 0, 1], np.int64)
+    n = nb.filter_moves_nb(st, setup.cfg, 3, blk, dest, via, det, False)
+    assert n == 2 and list(blk[:2]) == [b_lit, b_other] and list(dest[:2]) == [near, far]
+    assert list(via[:2]) == [2, 3] and list(det[:2]) == [0, 1]

@@ -134,12 +134,17 @@ class GameSetup:
     cfg: GameConfig
     block_ids: np.ndarray = field(default=None)
     area_ids: np.ndarray = field(default=None)
+    etable: object = field(default=None)  # EventTable of state0's universe (= cfg.etable)
 
 
 def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MAX_STEPS,
                 max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, max_phases: int | None = None,
                 check_invariants: bool = False, roster=None) -> GameConfig:
-    """The kernel-ready :class:`GameConfig` of a scenario (victory, objectives, special rules, caps)."""
+    """The kernel-ready :class:`GameConfig` of a scenario (victory, objectives, special rules, caps,
+    the card-event table of ``state``'s block universe; ``roster`` defaults to ``load_blocks()``)."""
+    from types import SimpleNamespace
+
+    from soe_sim.engine.events import event_table
     from soe_sim.engine.reinforce import nation_rules
 
     ai = game_map.area_index
@@ -157,10 +162,11 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
              "eliminate_blocks": nb.OBJECTIVE_ELIMINATE_BLOCKS}
     obj_areas = np.zeros((len(objs), n_areas), dtype=np.bool_)
     obj_blocks = np.zeros((len(objs), nbk), dtype=np.bool_)
-    if roster is not None:
-        pos = {str(b): k for k, b in enumerate(roster.blocks["id"].to_numpy()[state.block_roster])}
-    else:
-        pos = {}
+    if roster is None:
+        from soe_sim.data import load_blocks
+
+        roster = load_blocks()
+    pos = {str(b): k for k, b in enumerate(roster.blocks["id"].to_numpy()[state.block_roster])}
     for k, o in enumerate(objs):
         for a in o.get("areas") or []:
             obj_areas[k, ai[a]] = True
@@ -178,6 +184,9 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
                 ac.append((ri, s, int(t["round"]), ph, int(t.get("min_modifier", 0))))
     ac = np.array(ac, dtype=np.int64).reshape(-1, 5)
     active, area_ok = nation_rules(game_map, scenario)
+    # G15: where a neutral nation's blocks may move (its rule's max_distance from max_distance_from)
+    _, move_ok = nation_rules(game_map, SimpleNamespace(
+        special_rules=[r for r in scenario.special_rules if r.get("kind") == "neutral_nation"]))
     kinds = {r.get("kind") for r in scenario.special_rules}
     players = list(scenario.players or [2, 2])
     two_front = max(players) > 2  # SoE 10.1: a 3–4 player scenario played by one player per side
@@ -199,6 +208,7 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
         vp_leader_killed=int(rules["vp.leader_destroyed"]), vp_leader_captured=int(rules["vp.leader_captured"]),
         max_steps=int(max_steps), max_phase_steps=int(max_phase_steps), max_phases=int(max_phases),
         check_invariants=bool(check_invariants),
+        nation_move_ok=move_ok, etable=event_table(state, roster, rules),
     )
 
 
@@ -214,9 +224,11 @@ def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
     from soe_sim.engine.cards import card_constants, new_card_state
     from soe_sim.engine.orders import new_order_state, order_constants
     from soe_sim.engine.reinforce import reinforce_constants
-    from soe_sim.engine.state import engine_constants, new_game
+    from soe_sim.engine.events import new_game_with_events_area
+    from soe_sim.engine.state import engine_constants
 
-    state0 = new_game(scenario, game_map, roster, rules)
+    # the Events' Area blocks (EV8) are in the universe so that `reinforce:` cards can bring them in
+    state0 = new_game_with_events_area(scenario, game_map, roster, rules)
     cards0 = new_card_state(scenario, rules, np.zeros(1, dtype=np.uint64))
     for s in Side:  # id order: every game shuffles with its own chance stream
         top, ln = int(cards0.pile_top[s]), int(cards0.pile_len[s])
@@ -230,6 +242,7 @@ def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
         rr=reinforce_constants(rules), cfg=cfg,
         block_ids=roster.blocks["id"].to_numpy()[state0.block_roster].astype(str),
         area_ids=game_map.areas["id"].to_numpy().astype(str),
+        etable=cfg.etable,
     )
 
 
@@ -536,7 +549,8 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
         if threads:
             numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
         nb.play_games_nb(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er,
-                         setup.kr, setup.rr, setup.orules, cfg, policies, params, seeds, int(log_capacity), out)
+                         setup.kr, setup.rr, setup.orules, cfg._replace(etable=0), cfg.etable, policies, params, seeds,
+                         int(log_capacity), out)
     finally:
         numba.set_num_threads(old)
     if raw:
@@ -556,7 +570,7 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
 
 # event kinds whose area / area2 / block field holds a number, not an index (see nb._EventC)
 _NOT_AREA = frozenset({EVENT.CARD_PLAYED, EVENT.INITIATIVE, EVENT.FIRST_PLAYER})
-_NOT_AREA2 = frozenset({EVENT.ARRIVAL_CHECK})
+_NOT_AREA2 = frozenset({EVENT.ARRIVAL_CHECK, EVENT.CARD_EVENT})
 _NOT_BLOCK = frozenset({EVENT.CARD_PLAYED, EVENT.ARRIVAL_CHECK, EVENT.BATTLE_LOSSES, EVENT.OBJECTIVE,
                         EVENT.COMBAT_CARD, EVENT.ORDER_PLACED})
 

@@ -50,6 +50,7 @@ from soe_sim.engine.cards.nb import (
     USE_COMBAT_BLIND,
     USE_COMBAT_HAND,
     USE_EVENT,
+    USE_REACTION,
     apply_card_play_nb,
     card_counts_nb,
     discard_nb,
@@ -62,6 +63,7 @@ from soe_sim.engine.cards.nb import (
     shuffle_draw_pile_nb,
     two_front_extra_draw_nb,
 )
+from soe_sim.engine.events import nb as evnb
 from soe_sim.engine.game import policies as pnb
 from soe_sim.engine.game.policies import DECISION, N_FEAT, choose_nb, choose_option_nb  # noqa: F401
 from soe_sim.engine.nb import (
@@ -141,6 +143,8 @@ class _EventC(NamedTuple):
     PINNED: int = 38  # side = pinned block's side, block, area
     FIRST_PLAYER: int = 39  # side = chosen first side, area = front, value = step (0 placement, 1+ order group)
     DEFEND: int = 40  # side = defender, area (a Defend Area order applied in the battle)
+    CARD_EVENT: int = 41  # side, area = area chosen / of the eliminated block (-1), area2 = front (-1), block =
+    #                       block placed or eliminated, value = card, value2 = window (events.nb WINDOW_*)
 
 
 EVENT = _EventC()
@@ -155,6 +159,7 @@ class _CauseC(NamedTuple):
     OBJECTIVE: int = 5  # scenario [[objective]]
     REINFORCEMENT: int = 6  # SoE 4.0, 8.0–8.5
     ORDERS: int = 7  # SoE 7.2–7.6
+    EVENT: int = 8  # SoE 7.13, 7.1 item 6: a historical event or a reaction card
 
 
 CAUSE = _CauseC()
@@ -247,8 +252,12 @@ class GameConfig(NamedTuple):
     (n_obj, n_areas) all-of set, ``obj_blocks`` bool (n_obj, n_blocks). Arrival checks (special rule
     ``arrival_check``): one row per threshold, ``ac_rule`` (index into the scenario's special rules =
     ``block_arrive_condition``), ``ac_side``, ``ac_round``, ``ac_phase``, ``ac_min`` int64;
-    ``n_conditions`` = number of special rules. ``nation_active`` (n_nations,) bool and
-    ``nation_area_ok`` (n_nations, n_areas) bool (reinforce.nation_rules); ``kaunas`` area or -1.
+    ``n_conditions`` = number of special rules. ``nation_active`` (n_nations,) bool (at the start:
+    each game plays on its own copy, which an ``activate_nation`` event changes) and
+    ``nation_area_ok`` (n_nations, n_areas) bool (reinforce.nation_rules); ``nation_move_ok``
+    (n_nations, n_areas) bool: where a nation's blocks may move (``neutral_nation`` ``max_distance``,
+    G15); ``kaunas`` area or -1. ``etable``: the :class:`~soe_sim.engine.events.EventTable` of the
+    scenario's block universe (card events, G3).
     """
 
     imm_kind: np.ndarray
@@ -278,6 +287,31 @@ class GameConfig(NamedTuple):
     max_phase_steps: int  # decision steps per phase
     max_phases: int  # phases per game
     check_invariants: bool
+    nation_move_ok: np.ndarray
+    etable: object  # soe_sim.engine.events.EventTable
+
+
+class EventWork(NamedTuple):
+    """Per-game scratch of the card events (built by :func:`new_event_work_nb`): ``active`` the
+    game's own ``active_nations`` (copy of ``cfg.nation_active``: ``cfg`` is shared by the games of a
+    batch), the window context ``ctx`` (events.nb ``N_X``), ``involved`` (the blocks of the battle of
+    an after-battle window), ``targets`` (event choices), ``rcards`` (playable reaction cards),
+    ``eo`` (events.nb ``N_EO``), ``hidden`` (inactive blocks hidden during order placement) and the
+    loop's snapshot / elimination arrays (the same arrays as the loop's own)."""
+
+    active: np.ndarray
+    ctx: np.ndarray
+    involved: np.ndarray
+    targets: np.ndarray
+    rcards: np.ndarray
+    eo: np.ndarray
+    hidden: np.ndarray
+    snap_status: np.ndarray
+    snap_area: np.ndarray
+    snap_sp: np.ndarray
+    snap_garrison: np.ndarray
+    elim_ever: np.ndarray
+    destroyed_ever: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------------
@@ -423,6 +457,144 @@ def log_diff_nb(state, log, ctr, cause, snap_status, snap_area, snap_sp, snap_ga
 
 
 # --------------------------------------------------------------------------------------------------
+# SoE 7.13, 7.1 item 6: card events (soe_sim.engine.events; readings G3, EV1…)
+
+
+@njit(cache=True)
+def new_event_work_nb(cfg, nbk, n_areas, n_cards, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                      destroyed_ever):
+    """The game's :class:`EventWork` (its own copy of ``cfg.nation_active``)."""
+    return EventWork(cfg.nation_active.copy(), np.zeros(evnb.N_X, dtype=np.int64), np.zeros(nbk, dtype=np.bool_),
+                     np.zeros(max(n_areas, nbk), dtype=np.int64), np.zeros(n_cards, dtype=np.int64),
+                     np.zeros(evnb.N_EO, dtype=np.int64), np.zeros(nbk, dtype=np.bool_), snap_status, snap_area,
+                     snap_sp, snap_garrison, elim_ever, destroyed_ever)
+
+
+@njit(cache=True)
+def choose_event_target_nb(state, cs, orders, m, cfg, ew, side, card, policies, rng_policy, ctr):
+    """The EVENT_TARGET decision: a row of ``events.nb.legal_event_targets_nb`` in the window
+    ``ew.ctx`` (``-1`` for an event without a choice); ``-2`` when the event has no legal row."""
+    n = evnb.legal_event_targets_nb(state, cs, orders, m, cfg.etable, ew.active, side, card, ew.ctx, ew.involved,
+                                    ew.targets)
+    if n == 0:
+        return -2
+    feat = feat_buffer_nb(policies, side, n)
+    if feat.shape[0] > 0:
+        pnb.fill_event_target_features_nb(state, orders, m, policies, cfg.etable, side, card, ew.ctx, ew.targets, n,
+                                          feat)
+    j = decide_nb(policies, side, DECISION.EVENT_TARGET, n, feat, rng_policy, ctr, cfg)
+    return ew.targets[j]
+
+
+@njit(cache=True)
+def resolve_event_nb(state, cs, orders, m, cfg, ew, side, card, target, reaction, rng_chance, log, ctr):
+    """Resolve ``side``'s event ``card`` on ``target`` in the window ``ew.ctx`` and log it: a reaction
+    card is played from the hand first (``events.nb.play_reaction_nb``, logged as ``CARD_PLAYED`` with
+    ``USE_REACTION``); a historical event was already played (``cards.nb.apply_card_play_nb``). Then
+    ``CARD_EVENT``, the block changes (cause ``EVENT``), the VP change, an initiative change and the
+    cards drawn. Card draws use the chance stream. Returns False when the event was refused."""
+    snapshot_nb(state, ew.snap_status, ew.snap_area, ew.snap_sp, ew.snap_garrison)
+    vp0 = state.vp[0]
+    eo = ew.eo
+    if reaction:
+        ok = evnb.play_reaction_nb(state, cs, orders, m, cfg.etable, ew.active, side, card, ew.ctx, ew.involved,
+                                   target, rng_chance, eo)
+    else:
+        ok = evnb.apply_event_nb(state, cs, orders, m, cfg.etable, ew.active, side, card, ew.ctx, ew.involved,
+                                 target, rng_chance, eo)
+    if not ok:
+        return False
+    front = ew.ctx[evnb.X_FRONT]
+    if reaction:
+        log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, side, front, -1, 0, card, USE_REACTION)
+    blk = eo[evnb.EO_BLOCK_PLACED] if eo[evnb.EO_BLOCK_PLACED] >= 0 else eo[evnb.EO_BLOCK_ELIMINATED]
+    area = eo[evnb.EO_AREA]
+    log_event_nb(log, ctr, state, EVENT.CARD_EVENT, side, area, front, blk, card, ew.ctx[evnb.X_WINDOW])
+    log_diff_nb(state, log, ctr, CAUSE.EVENT, ew.snap_status, ew.snap_area, ew.snap_sp, ew.snap_garrison,
+                ew.elim_ever, ew.destroyed_ever)
+    _log_vp_change_nb(state, log, ctr, vp0, CAUSE.EVENT, area)
+    f = eo[evnb.EO_INI_FRONT]
+    if f >= 0:
+        log_event_nb(log, ctr, state, EVENT.INITIATIVE, state.initiative_side[f], f, -1, -1,
+                     state.initiative_level[f], eo[evnb.EO_INI_OLD_SIDE])
+    if eo[evnb.EO_CARDS_DRAWN] > 0:
+        log_event_nb(log, ctr, state, EVENT.CARDS_DRAWN, side, -1, -1, -1, eo[evnb.EO_CARDS_DRAWN], 0)
+    return True
+
+
+@njit(cache=True)
+def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, rng_policy, log, ctr):
+    """SoE 7.1 item 6 (EV11): in the window ``ew.ctx`` ``side`` plays reaction cards one decision at a
+    time (REACTION: option 0 = pass, options 1..k = the playable cards of
+    ``events.nb.reaction_window_nb``), each with its EVENT_TARGET, until it passes or none is
+    playable."""
+    for _ in range(cs.location.shape[1]):
+        k = evnb.reaction_window_nb(state, cs, orders, m, cfg.etable, ew.active, side, ew.ctx, ew.involved,
+                                    ew.rcards)
+        if k == 0:
+            return
+        feat = feat_buffer_nb(policies, side, k + 1)
+        if feat.shape[0] > 0:
+            pnb.fill_reaction_features_nb(state, cs, orders, policies, cfg.etable, side, ew.ctx, ew.rcards, k + 1,
+                                          feat)
+        j = decide_nb(policies, side, DECISION.REACTION, k + 1, feat, rng_policy, ctr, cfg)
+        if j == 0 or ctr[C_ABORT] != ABORT.NONE:
+            return
+        card = ew.rcards[j - 1]
+        t = choose_event_target_nb(state, cs, orders, m, cfg, ew, side, card, policies, rng_policy, ctr)
+        if t == -2 or not resolve_event_nb(state, cs, orders, m, cfg, ew, side, card, t, True, rng_chance, log,
+                                           ctr):
+            return
+
+
+@njit(cache=True)
+def freeze_inactive_nb(state, orders, active):
+    """G15: the blocks of an inactive nation (``neutral_nation``, e.g. Lithuania before card 23) take
+    no part in the phase's orders: flagged ``executed`` (orders ``_movable_nb``, rail and reorganize
+    skip them). Call after ``reset_phase_nb`` and the card play."""
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]:
+            orders.executed[b] = True
+
+
+@njit(cache=True)
+def hide_inactive_nb(state, active, side, hidden):
+    """G15: take ``side``'s inactive-nation blocks off the map while its order rows are listed (so that
+    no order is placed for them to execute); :func:`unhide_nb` puts them back."""
+    for b in range(state.block_side.shape[0]):
+        hidden[b] = (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
+                     and not active[state.block_nation[b]])
+        if hidden[b]:
+            state.block_status[b] = STATUS.SCHEDULED
+
+
+@njit(cache=True)
+def unhide_nb(state, hidden):
+    for b in range(state.block_side.shape[0]):
+        if hidden[b]:
+            state.block_status[b] = STATUS.ON_MAP
+            hidden[b] = False
+
+
+@njit(cache=True)
+def filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail):
+    """G15: drop the move / rail rows that take a block where its nation may not go
+    (``cfg.nation_move_ok``: a ``neutral_nation``'s ``max_distance`` from its capital). Returns the
+    new row count."""
+    j = 0
+    for i in range(n):
+        b = mv_block[i]
+        if cfg.nation_move_ok[state.block_nation[b], mv_dest[i]]:
+            mv_block[j] = mv_block[i]
+            mv_dest[j] = mv_dest[i]
+            if not rail:
+                mv_via[j] = mv_via[i]
+                mv_detach[j] = mv_detach[i]
+            j += 1
+    return j
+
+
+# --------------------------------------------------------------------------------------------------
 # SoE 6.0, 10.1: replenish
 
 
@@ -517,10 +689,12 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
 
 
 @njit(cache=True)
-def card_play_nb(state, cs, policies, rng_policy, log, ctr, cfg, extra_orders):
+def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders):
     """SoE 7.1: per front (north first, SoE 10.0), the non-initiative side then the initiative side
-    play at most one card: orders (7.11, ``extra_orders[side, front]``), cubes (7.12) or pass.
-    Historical events (7.13) are not offered: no module resolves their effects yet (G3)."""
+    play at most one card: orders (7.11, ``extra_orders[side, front]``), cubes (7.12), a historical
+    event (7.13) or pass. An event is offered only when ``events.nb.event_usable_nb`` says it would
+    do something on this front (EV2); it is resolved at once, its target an EVENT_TARGET decision
+    (G3)."""
     n_cards = cs.location.shape[1]
     size = 1 + 3 * n_cards
     cards = np.empty(size, dtype=np.int64)
@@ -532,8 +706,9 @@ def card_play_nb(state, cs, policies, rng_policy, log, ctr, cfg, extra_orders):
             s = first if k == 0 else 1 - first
             n = legal_card_plays_nb(cs, s, f, cards, uses)
             j = 0
-            for i in range(n):  # G3: drop event plays
-                if uses[i] != USE_EVENT:
+            for i in range(n):  # G3: an event play only when the event would do something (EV2)
+                if uses[i] != USE_EVENT or evnb.event_usable_nb(state, cs, orders, m, cfg.etable, ew.active, s,
+                                                                cards[i], f):
                     cards[j] = cards[i]
                     uses[j] = uses[i]
                     j += 1
@@ -541,11 +716,19 @@ def card_play_nb(state, cs, policies, rng_policy, log, ctr, cfg, extra_orders):
             feat = feat_buffer_nb(policies, s, n)
             if feat.shape[0] > 0:
                 pnb.fill_card_play_features_nb(cs, s, f, cards, uses, n, feat)
+                pnb.fill_card_play_event_features_nb(state, cs, orders, policies, cfg.etable, s, f, cards, uses, n,
+                                                     feat)
             c = decide_nb(policies, s, DECISION.CARD_PLAY, n, feat, rng_policy, ctr, cfg)
-            extra, _ev = apply_card_play_nb(cs, s, cards[c], uses[c], state.cubes)
+            extra, ev = apply_card_play_nb(cs, s, cards[c], uses[c], state.cubes)
             extra_orders[s, f] += extra
             if cards[c] != NO_CARD:
                 log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, cards[c], uses[c])
+            if ev != NO_CARD:
+                evnb.card_play_context_nb(ew.ctx, f)
+                ew.involved[:] = False
+                t = choose_event_target_nb(state, cs, orders, m, cfg, ew, s, ev, policies, rng_policy, ctr)
+                if t != -2:
+                    resolve_event_nb(state, cs, orders, m, cfg, ew, s, ev, t, False, rng_chance, log, ctr)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -571,10 +754,11 @@ def _first_side_nb(state, policies, rng_policy, ctr, cfg, front, log, step):
 
 
 @njit(cache=True)
-def place_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, extra_orders, otype, oarea):
+def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype, oarea):
     """SoE 7.2: per front (north first, 10.0/10.1), the sides alternate placing one order at a time,
     the initiative holder choosing who starts, until each passes (the ``NO_ORDER`` row) or has none
-    left; a side may place ``base_orders_per_front`` + its card's orders (7.11)."""
+    left; a side may place ``base_orders_per_front`` + its card's orders (7.11). The blocks of an
+    inactive nation are hidden while a side's rows are listed (G15)."""
     for f in range(cfg.card_fronts):
         s = _first_side_nb(state, policies, rng_policy, ctr, cfg, f, log, 0)
         done0 = False
@@ -586,7 +770,9 @@ def place_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ct
                 s = 1 - s
                 continue
             allowed = orules.base_orders_per_front + extra_orders[s, f]
+            hide_inactive_nb(state, ew.active, s, ew.hidden)
             n = onb.legal_orders_nb(state, orders, m, orules, s, f, allowed, otype, oarea)
+            unhide_nb(state, ew.hidden)
             placed = False
             if n > 0:
                 feat = feat_buffer_nb(policies, s, n)
@@ -624,9 +810,9 @@ def _is_group_nb(t, group):
 
 
 @njit(cache=True)
-def _execute_order_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, o, mv_block, mv_dest, mv_via,
-                      mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
-                      destroyed_ever, reorg_rows):
+def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o, mv_block,
+                      mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
+                      snap_garrison, elim_ever, destroyed_ever, reorg_rows):
     s = orders.order_side[o]
     t = orders.order_type[o]
     a = orders.order_area[o]
@@ -639,6 +825,7 @@ def _execute_order_nb(state, orders, m, orules, cfg, policies, rng_policy, log, 
             else:
                 n = onb.legal_moves_nb(state, orders, m, orules, o, mv_block, mv_dest, mv_via, mv_detach)
             n = min(n, mv_block.shape[0])
+            n = filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail)  # G15
             if n == 0:
                 break
             must = onb.min_moves_required_nb(state, orders, m, orules, o) > 0
@@ -670,6 +857,9 @@ def _execute_order_nb(state, orders, m, orules, cfg, policies, rng_policy, log, 
     elif t == onb.RECON:
         k = onb.execute_recon_nb(state, orders, o)
         log_event_nb(log, ctr, state, EVENT.RECON, s, a, -1, -1, k, 0)
+        evnb.recon_context_nb(ew.ctx, state, m, s, a)  # EV9: the Recon side's reactions
+        ew.involved[:] = False
+        reaction_loop_nb(state, cs, orders, m, cfg, ew, s, policies, rng_chance, rng_policy, log, ctr)
     elif t == onb.WITHDRAW:
         snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
         vp0 = state.vp[0]
@@ -698,9 +888,9 @@ def _execute_order_nb(state, orders, m, orules, cfg, policies, rng_policy, log, 
 
 
 @njit(cache=True)
-def execute_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, group, mv_block, mv_dest,
-                      mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison,
-                      elim_ever, destroyed_ever, reorg_rows):
+def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, group,
+                      mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
+                      snap_garrison, elim_ever, destroyed_ever, reorg_rows):
     """SoE 7.3: one order group (0 forced marches, 1 Recon, 2 moves, 3 Withdraw, 4 Reorganize, 5 Rail
     Transport): per front (north first), the initiative holder chooses which side executes first;
     each side executes its orders of the group in placement order (G8)."""
@@ -719,9 +909,9 @@ def execute_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, 
                 if (orders.order_side[o] != s or orders.order_front[o] != f or orders.order_status[o] != onb.PLACED
                         or not _is_group_nb(orders.order_type[o], group)):
                     continue
-                _execute_order_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, o, mv_block,
-                                  mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
-                                  snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o,
+                                  mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
                 if ctr[C_ABORT] != ABORT.NONE:
                     return
 
@@ -789,12 +979,13 @@ def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, r
 
 
 @njit(cache=True)
-def battles_nb(state, cs, orders, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, log, ctr, block_half,
+def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr, block_half,
                wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
     """SoE 7.4: fight every battle, smallest first (ties by area index, battles reading E-B1), each
     with the Reorganize designation (7.2), its card decisions (7.41.1–2), the defender's Defend Area
     and Withdraw orders (7.2), half strength (forced march, reorganizing), losses, retreats, great
-    victory and initiative (battles module)."""
+    victory and initiative (battles module); then the attacker's and the defender's reaction cards
+    (7.1 item 6, EV10), and only then the battle's cards leave play."""
     n_areas = state.control.shape[0]
     areas = np.empty(n_areas, dtype=np.int64)
     sizes = np.empty(n_areas, dtype=np.int64)
@@ -826,11 +1017,10 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, policies, rng_chance, rng_
         ini_side0 = state.initiative_side[front]
         ini_lvl0 = state.initiative_level[front]
         vp0 = state.vp[0]
+        evnb.battle_blocks_nb(state, area, ew.involved)  # EV5: the battle's blocks, before it is resolved
         resolve_battle_in_state_nb(state, m, cr, area, block_half, defend, withdraw, att_mod, def_mod,
                                    att_eff, def_eff, er.max_blocks, er.vp_encirclement, cfg.vp_leader_killed,
                                    cfg.vp_leader_captured, rec)
-        end_battle_nb(cs, attacker)
-        end_battle_nb(cs, defender)
         log_event_nb(log, ctr, state, EVENT.BATTLE, attacker, area, -1, -1, rec[B_WINNER], rec[B_FOUGHT])
         log_event_nb(log, ctr, state, EVENT.BATTLE_LOSSES, attacker, area, -1, rec[B_GREAT_VICTORY],
                      rec[B_ATT_LOSSES], rec[B_DEF_LOSSES])
@@ -841,6 +1031,12 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, policies, rng_chance, rng_
                          state.initiative_level[front], ini_side0)
         if rec[B_VP_DELTA] != 0:
             _log_vp_change_nb(state, log, ctr, vp0, CAUSE.BATTLE, area)
+        evnb.battle_context_nb(ew.ctx, m, rec)  # EV10, EV11
+        reaction_loop_nb(state, cs, orders, m, cfg, ew, attacker, policies, rng_chance, rng_policy, log, ctr)
+        reaction_loop_nb(state, cs, orders, m, cfg, ew, defender, policies, rng_chance, rng_policy, log, ctr)
+        ew.involved[:] = False
+        end_battle_nb(cs, attacker)
+        end_battle_nb(cs, defender)
         if ctr[C_ABORT] != ABORT.NONE:
             return
     ctr[C_ABORT] = ABORT.LOOP
@@ -929,11 +1125,13 @@ def immediate_victory_nb(state, cfg):
 
 
 @njit(cache=True)
-def reinforcement_phase_nb(state, orders, m, er, rr, cfg, policies, rng_policy, log, ctr, blocks, enemy, src, depot,
-                           depot_dist):
+def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_policy, log, ctr, blocks, enemy, src,
+                           depot, depot_dist):
     """SoE 8.0: garrisons (8.1), then per side (Poles first, G6) combines (8.2), then strengthening
     and building (8.3, 8.31, 8.4) from each strategic city's cubes (8.5, city index order) and then
-    from the saved cubes, one decision per cube spent until the side passes."""
+    from the saved cubes, one decision per cube spent until the side passes. ``active``: the game's
+    ``active_nations`` (an ``activate_nation`` event makes a neutral nation's blocks eligible and
+    opens the Kaunas cubes, EV7)."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
@@ -975,7 +1173,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, policies, rng_policy, 
         for _it in range(nbk + 1):
             k = legal_combines_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
                                   state.block_area, state.block_status, state.block_sp, state.block_max_sp,
-                                  cfg.nation_active, comb)
+                                  active, comb)
             if k == 0:
                 break
             feat = feat_buffer_nb(policies, s, k + 1)
@@ -998,10 +1196,10 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, policies, rng_policy, 
             if apply_combine_nb(s, dd, bb, state.block_side, state.block_arm, state.block_class, state.block_nation,
                                 state.block_area, state.block_status, state.block_sp, state.block_max_sp,
                                 state.block_prev_area, state.block_arrival, state.block_in_supply,
-                                cfg.nation_active):
+                                active):
                 log_event_nb(log, ctr, state, EVENT.COMBINE, s, area, -1, dd, bb, state.block_sp[dd])
         # 8.3–8.5 pools: strategic cities, then the saved cubes
-        strategic_cubes_nb(m.strategic_cubes, state.control, depot, s, cfg.kaunas, False, strat)
+        strategic_cubes_nb(m.strategic_cubes, state.control, depot, s, cfg.kaunas, active[LITHUANIAN], strat)
         for pi in range(n_areas + 1):
             if pi < n_areas:
                 if strat[pi, 0] + strat[pi, 1] + strat[pi, 2] == 0:
@@ -1020,10 +1218,10 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, policies, rng_policy, 
             for _it in range(64 * nbk):
                 k1 = legal_strengthen_nb(s, state.block_side, state.block_arm, state.block_nation, state.block_area,
                                          state.block_status, state.block_sp, state.block_max_sp,
-                                         state.block_in_supply, built, cfg.nation_active, m.front, front_line,
+                                         state.block_in_supply, built, active, m.front, front_line,
                                          gained, rr, pool, p_front, p_nation, smask)
                 k2 = legal_builds_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
-                                     state.block_area, state.block_status, cfg.nation_active, cfg.nation_area_ok,
+                                     state.block_area, state.block_status, active, cfg.nation_area_ok,
                                      m.eastern_link, depot, enemy, rr, pool, p_area, p_nation, bmask)
                 if k1 + k2 == 0:
                     break
@@ -1044,7 +1242,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, policies, rng_policy, 
                                 apply_strengthen_nb(s, b, state.block_side, state.block_arm, state.block_nation,
                                                     state.block_area, state.block_status, state.block_sp,
                                                     state.block_max_sp, state.block_in_supply, built,
-                                                    cfg.nation_active, m.front, front_line, gained, rr, pool,
+                                                    active, m.front, front_line, gained, rr, pool,
                                                     p_front, p_nation)
                                 log_event_nb(log, ctr, state, EVENT.STRENGTHEN, s, state.block_area[b], -1, b,
                                              state.block_sp[b], p_area)
@@ -1063,7 +1261,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, policies, rng_policy, 
                                     apply_build_nb(s, b, a, state.block_side, state.block_arm, state.block_class,
                                                    state.block_nation, state.block_area, state.block_status,
                                                    state.block_sp, state.block_prev_area, state.block_arrival,
-                                                   state.block_in_supply, built, cfg.nation_active,
+                                                   state.block_in_supply, built, active,
                                                    cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool,
                                                    p_area, p_nation)
                                     log_event_nb(log, ctr, state, EVENT.BUILD, s, a, -1, b, state.block_sp[b],
@@ -1219,7 +1417,9 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     draws a first hand (G1); then, from ``(state.round, state.phase)`` to ``state.end``: replenish
     (6.0), operation phases (7.0–7.9) and the reinforcement phase (8.0), with the immediate-victory
     check after every operation phase; at the end the objectives are scored and the VP track
-    decides (SoE 7.8). ``out`` (N_RES,) int64 receives the result row; returns the outcome.
+    decides (SoE 7.8). Card events (G3) use ``cfg.etable`` and the game's own copy of
+    ``cfg.nation_active`` (:class:`EventWork`). ``out`` (N_RES,) int64 receives the result row;
+    returns the outcome.
     """
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
@@ -1257,6 +1457,8 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     wd_dest = np.empty(nbk, dtype=np.int64)
     wd_mode = np.zeros(n_areas, dtype=np.int64)
     reorg_rows = np.empty(nbk, dtype=np.int64)
+    ew = new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp, snap_garrison,
+                           elim_ever, destroyed_ever)  # G3: the game's own active_nations and event scratch
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
@@ -1283,8 +1485,8 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             else:
                 snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
                 arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot)
-                reinforcement_phase_nb(state, orders, m, er, rr, cfg, policies, rng_policy, log, ctr, blocks, enemy, src,
-                                       depot, depot_dist)
+                reinforcement_phase_nb(state, orders, m, er, rr, cfg, ew.active, policies, rng_policy, log, ctr, blocks,
+                                       enemy, src, depot, depot_dist)
                 for b in range(nbk):  # keep the trackers (nothing is destroyed here)
                     if state.block_status[b] == STATUS.ELIMINATED_PERMANENT:
                         elim_ever[b] = True
@@ -1302,19 +1504,21 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
                         discard_down_nb(state, cs, s, must, policies, rng_policy, log, ctr, cfg)
             arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr)
             arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot)
-            card_play_nb(state, cs, policies, rng_policy, log, ctr, cfg, extra_orders)
-            place_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, extra_orders, otype, oarea)
+            card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders)
+            freeze_inactive_nb(state, orders, ew.active)  # G15 (after card play: card 23 activates at once)
+            place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype,
+                            oarea)
             for group in range(4):  # 7.3: forced marches, Recon, moves, Withdraw
-                execute_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, group, mv_block,
-                                  mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
-                                  snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
-            battles_nb(state, cs, orders, m, cr, er, kr, cfg, policies, rng_chance, rng_policy, log, ctr,
+                execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
+                                  group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+            battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                        block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                        destroyed_ever)
             for group in range(4, 6):  # 7.5 Reorganize, 7.6 Rail Transport
-                execute_orders_nb(state, orders, m, orules, cfg, policies, rng_policy, log, ctr, group, mv_block,
-                                  mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
-                                  snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
+                                  group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
@@ -1420,16 +1624,31 @@ def copy_orders_nb(o):
                    o.moved.copy(), o.rail_moved.copy(), o.fought.copy(), o.detached.copy(), o.seen.copy())
 
 
+@njit(cache=True)
+def with_etable_nb(cfg, etable):
+    """``cfg`` with its ``etable`` field set (the parallel kernel receives the event table apart:
+    a parfor cannot pass a NamedTuple nested in another one)."""
+    return GameConfig(cfg.imm_kind, cfg.imm_side, cfg.imm_area, cfg.imm_value, cfg.obj_kind, cfg.obj_side, cfg.obj_vp,
+                      cfg.obj_areas, cfg.obj_blocks, cfg.ac_rule, cfg.ac_side, cfg.ac_round, cfg.ac_phase, cfg.ac_min,
+                      cfg.n_conditions, cfg.nation_active, cfg.nation_area_ok, cfg.kaunas, cfg.no_reinforcement_phase,
+                      cfg.two_front, cfg.card_fronts, cfg.vp_leader_killed, cfg.vp_leader_captured, cfg.max_steps,
+                      cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok, etable)
+
+
 @njit(cache=True, parallel=True)
-def play_games_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, params, seeds, log_capacity, out):
+def play_games_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, etable, policies, params, seeds, log_capacity,
+                  out):
     """Play ``seeds.shape[0]`` games from the same start (``state0``, ``cs0`` unchanged).
 
-    ``seeds`` (n_games, 3) uint64: chance, Polish policy and Soviet policy stream seeds of each game.
-    Each game depends only on its own row, so results are identical at any thread count.
-    ``out`` (n_games, N_RES) int64.
+    ``cfg`` is the :class:`GameConfig` without its event table (``cfg._replace(etable=0)``) and
+    ``etable`` the :class:`~soe_sim.engine.events.EventTable` (a parfor cannot pass a NamedTuple
+    nested in another one). ``seeds`` (n_games, 3) uint64: chance, Polish policy and Soviet policy
+    stream seeds of each game. Each game depends only on its own row, so results are identical at
+    any thread count. ``out`` (n_games, N_RES) int64.
     """
     n = seeds.shape[0]
     for g in prange(n):
+        gcfg = with_etable_nb(cfg, etable)
         st = copy_state_nb(state0)
         cs = copy_cards_nb(cs0)
         orders = copy_orders_nb(orders0)
@@ -1437,5 +1656,5 @@ def play_games_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies
         rng_policy = seeds[g, 1:3].copy()
         log = new_log_nb(log_capacity)
         ctr = np.zeros(N_CTR, dtype=np.int64)
-        play_game_params_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, params, rng_chance, rng_policy,
-                            log, ctr, out[g])
+        play_game_params_nb(st, cs, orders, m, cr, er, kr, rr, orules, gcfg, policies, params, rng_chance,
+                            rng_policy, log, ctr, out[g])
