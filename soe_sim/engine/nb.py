@@ -174,6 +174,26 @@ def block_supply_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_s
 
 
 @njit(cache=True)
+def side_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy, side,
+                   out_source_dist_row, out_depot_row, out_depot_dist_row):
+    """Row ``side`` of :func:`supply_depots_nb` (``out_source_dist``, ``out_depot``) and of
+    :func:`block_supply_nb` (``out_depot_dist``), without the other side's rows (same results)."""
+    n = key_city.shape[0]
+    s = side
+    seeds = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        seeds[i] = supply_source[i] == s or (s == SIDE.SOVIET and eastern_link[i])
+    clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy[s], eastern_link, s, -1, out_source_dist_row)
+    for i in range(n):
+        if s == SIDE.SOVIET and eastern_link[i]:
+            out_depot_row[i] = True
+        else:
+            out_depot_row[i] = (key_city[i] and control[i] == s and not enemy[s, i]
+                                and out_source_dist_row[i] >= 0)
+    clear_bfs_nb(adj_indptr, adj_indices, out_depot_row, enemy[s], eastern_link, s, -1, out_depot_dist_row)
+
+
+@njit(cache=True)
 def apply_out_of_supply_nb(block_side, block_arm, block_area, block_status, block_sp, block_in_supply,
                            garrison_side, source_dist, vp_per_elimination, out_counts, out_vp):
     """Apply out-of-supply losses (SoE 7.71), in place.
@@ -292,8 +312,19 @@ def reachable_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link, 
     n = out_dist.shape[0]
     for i in range(n):
         out_dist[i] = UNREACHED
-    has_blocked = edge_blocked.shape[0] > 0
     queue = np.empty(n, dtype=np.int32)
+    reach_into_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link, enemy_row, side, start, allowance,
+                  rail_only, depot_dist_row, rail_depot_range, out_dist, queue)
+
+
+@njit(cache=True)
+def reach_into_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link, enemy_row, side, start,
+                  allowance, rail_only, depot_dist_row, rail_depot_range, out_dist, queue):
+    """The BFS of :func:`reachable_nb` without its set-up: ``out_dist`` must hold ``UNREACHED``
+    everywhere on entry, ``queue`` (>= n_areas,) is scratch. Returns the number ``k`` of areas
+    reached; they are ``queue[:k]`` in BFS order (``queue[0] == start``, distances non-decreasing).
+    """
+    has_blocked = edge_blocked.shape[0] > 0
     out_dist[start] = 0
     queue[0] = start
     head = 0
@@ -324,6 +355,7 @@ def reachable_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link, 
             out_dist[v] = out_dist[u] + 1
             queue[tail] = v
             tail += 1
+    return tail
 
 
 @njit(cache=True)

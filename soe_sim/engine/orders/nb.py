@@ -33,13 +33,13 @@ from numba import njit
 from soe_sim.data.enums import ARM, LINK, UnitClass
 from soe_sim.engine.nb import (
     UNREACHED,
-    block_supply_nb,
     enemy_presence_nb,
     enterable_nb,
+    reach_into_nb,
     reachable_nb,
     retreat_targets_nb,
+    side_depots_nb,
     side_sign_nb,
-    supply_depots_nb,
     vp_add_nb,
 )
 from soe_sim.engine.state import STATUS
@@ -177,44 +177,6 @@ def edge_blocked_nb(state, map_arrays, side, cnt, out):
 
 
 @njit(cache=True)
-def _edge_index(map_arrays, u, v):
-    for e in range(map_arrays.adj_indptr[u], map_arrays.adj_indptr[u + 1]):
-        if map_arrays.adj_indices[e] == v:
-            return e
-    return -1
-
-
-@njit(cache=True)
-def _pending_area_orders(orders, side, area):
-    k = 0
-    for o in range(orders.n_orders[0]):
-        if (orders.order_side[o] == side and orders.order_area[o] == area
-                and orders.order_status[o] == PLACED and is_area_bound_nb(orders.order_type[o])):
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def _unmoved_count(state, side, area):
-    k = 0
-    for b in range(state.block_side.shape[0]):
-        if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
-                and state.block_area[b] == area and state.block_prev_area[b] < 0):
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def _link_count(state, side, area, via):
-    k = 0
-    for b in range(state.block_side.shape[0]):
-        if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
-                and state.block_area[b] == area and state.block_prev_area[b] == via):
-            k += 1
-    return k
-
-
-@njit(cache=True)
 def _pool_brigade(state, b, sp):
     """A force-pool brigade of ``b``'s side, nation and arm that can hold ``sp`` (SoE 2.2; O10)."""
     for r in range(state.block_side.shape[0]):
@@ -231,12 +193,34 @@ def _pool_brigade(state, b, sp):
 @njit(cache=True)
 def max_detach_nb(state, orules, b):
     """Largest detachment a block may leave behind (0: none; SoE 2.2)."""
-    if not orules.detachments or state.block_class[b] != _DIVISION:
+    return _max_detach_arr(state.block_side, state.block_class, state.block_nation, state.block_arm,
+                           state.block_status, state.block_sp, state.block_max_sp, orules.detachments,
+                           orules.detachment_max_sp, b)
+
+
+@njit(cache=True)
+def _max_detach_arr(block_side, block_class, block_nation, block_arm, block_status, block_sp, block_max_sp,
+                    detachments, detachment_max_sp, b):
+    """:func:`max_detach_nb` on the state's arrays: one pass over the force pool for the largest
+    brigade that fits (same result as trying ``m = max, max - 1, … 1`` with :func:`_pool_brigade`)."""
+    if not detachments or block_class[b] != _DIVISION:
         return 0
-    m = min(orules.detachment_max_sp, state.block_sp[b] - 1)
-    while m > 0 and _pool_brigade(state, b, m) < 0:
-        m -= 1
-    return max(m, 0)
+    m = min(detachment_max_sp, block_sp[b] - 1)
+    if m <= 0:
+        return 0
+    best = 0
+    for r in range(block_side.shape[0]):
+        st = block_status[r]
+        if st != STATUS.FORCE_POOL and st != STATUS.DESTROYED_TO_POOL:
+            continue
+        if (block_class[r] == _BRIGADE and block_side[r] == block_side[b]
+                and block_nation[r] == block_nation[b] and block_arm[r] == block_arm[b]):
+            c = min(m, block_max_sp[r])
+            if c > best:
+                best = c
+                if best >= m:
+                    break
+    return best
 
 
 # =================================================================================================
@@ -302,39 +286,28 @@ def block_half_nb(orders, out):
 
 
 @njit(cache=True)
-def _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, t, i, b, dist_from, has_dest, has_rail):
+def _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t, i, b):
     """Could block ``b`` execute an order of type ``t`` on area ``i`` (placement time)?
 
-    ``blk_area`` (-1: not a block of the placing side on the map), ``blk_arm``, ``blk_flags`` (bit 0:
-    in supply at the phase start, bit 1: below its maximum SP) are per block; ``allow_tab[arm, f]``
-    the movement allowance (``f`` = 1 forced)."""
-    a = blk_area[b]
-    if a < 0:
-        return False
-    sup = (blk_flags[b] & 1) != 0
+    Tables precomputed per block by :func:`legal_orders_nb`: ``b_area[b]`` its area; ``b_row[b]``
+    the row of ``dist_r`` holding the movement distances from that area; ``b_allow[b, f]`` its Move
+    To (``f`` = 0) / Forced March To (``f`` = 1) allowance, -1 when not in supply at the phase start
+    (SoE 7.2); ``b_mask[b]`` bit ``t``: it could execute an order of type ``t`` placed on its own
+    area (Forced March Out: in supply and a destination; Move Out: a destination; Withdraw, Defend;
+    Reorganize: in supply and below its maximum SP; Rail Transport: in supply and a rail move).
+    Written with a single exit: a helper with many exits and array arguments keeps its reference
+    counting when inlined, which costs ~10 ns per array per call in the matching loops."""
     if t == FORCED_MARCH_TO or t == MOVE_TO:
-        if a == i or not sup:  # SoE 7.2: Move To / forced marches need supply at the phase start
-            return False
-        d = dist_from[a, i]
-        return d != UNREACHED and d <= allow_tab[blk_arm[b], 1 if t == FORCED_MARCH_TO else 0]
-    if a != i:
-        return False
-    if t == FORCED_MARCH_OUT:
-        return sup and has_dest[a]
-    if t == MOVE_OUT:
-        return has_dest[a]  # SoE 7.2: Move Out blocks need not be in supply
-    if t == WITHDRAW or t == DEFEND:
-        return True
-    if t == REORGANIZE:
-        return sup and (blk_flags[b] & 2) != 0
-    if t == RAIL_TRANSPORT:
-        return sup and has_rail[a]
-    return False
+        d = dist_r[b_row[b], i]
+        ok = d > 0 and d <= b_allow[b, 1 if t == FORCED_MARCH_TO else 0]
+    else:
+        ok = b_area[b] == i and ((b_mask[b] >> t) & 1) != 0
+    return ok
 
 
 @njit(cache=True)
-def _augment(blk_area, blk_arm, blk_flags, allow_tab, slot_type, slot_area, start_slot, match_block,
-             match_slot, blocks, n_blocks_side, dist_from, has_dest, has_rail, visited, from_slot, queue):
+def _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, start_slot, match_block,
+             match_slot, blocks, n_blocks_side, visited, from_slot, queue):
     """Find an augmenting path from order ``start_slot`` (bipartite matching orders ↔ blocks; each
     placed order needs its own executing block, SoE 7.2 "Multiple Orders", reading O2)."""
     t0 = slot_type[start_slot]
@@ -342,8 +315,7 @@ def _augment(blk_area, blk_arm, blk_flags, allow_tab, slot_type, slot_area, star
     # fast path: a capable free block
     for q in range(n_blocks_side):
         b = blocks[q]
-        if match_block[b] < 0 and _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, t0, i0, b,
-                                                  dist_from, has_dest, has_rail):
+        if match_block[b] < 0 and _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t0, i0, b):
             match_block[b] = start_slot
             match_slot[start_slot] = b
             return True
@@ -355,12 +327,13 @@ def _augment(blk_area, blk_arm, blk_flags, allow_tab, slot_type, slot_area, star
     while head < tail:
         o = queue[head]
         head += 1
+        to = slot_type[o]
+        io = slot_area[o]
         for q in range(n_blocks_side):
             b = blocks[q]
             if visited[b]:
                 continue
-            if not _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, slot_type[o], slot_area[o], b,
-                                   dist_from, has_dest, has_rail):
+            if not _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, to, io, b):
                 continue
             visited[b] = True
             from_slot[b] = o
@@ -400,80 +373,146 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
     n = map_arrays.front.shape[0]
     if orders.placed[side, front] >= orders_allowed or orders.n_orders[0] >= orders.order_type.shape[0]:
         return 0
+    ip = map_arrays.adj_indptr
+    ix = map_arrays.adj_indices
+    el = map_arrays.eastern_link
+    fr = map_arrays.front
     nbk = state.block_side.shape[0]
-    ne = map_arrays.adj_indices.shape[0]
+    ne = ix.shape[0]
     cnt = np.zeros((2, n), dtype=np.int32)
     enemy = np.zeros((2, n), dtype=np.bool_)
     presence_nb(state, cnt, enemy)
+    enemy_row = enemy[side]
     eb = np.zeros(ne, dtype=np.bool_)
     edge_blocked_nb(state, map_arrays, side, cnt, eb)
 
-    # movement distances from every area holding friendly blocks
-    max_allow = max(orules.forced_infantry, orules.forced_cavalry, orules.forced_leader)
-    dist_from = np.full((n, n), UNREACHED, dtype=np.int32)
-    has_dest = np.zeros(n, dtype=np.bool_)
-    dummy = np.zeros(n, dtype=np.int32)
-    for a in range(n):
-        if cnt[side, a] == 0:
-            continue
-        reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, eb,
-                     map_arrays.eastern_link, enemy[side], side, a, max_allow, False, dummy, 0, dist_from[a])
-        for x in range(n):
-            if dist_from[a, x] == 1:
-                has_dest[a] = True
-    # rail transport (SoE 7.6): supply depots now
-    source_dist = np.empty((2, n), dtype=np.int32)
-    depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link,
-                     map_arrays.supply_source, map_arrays.garrison, state.control, enemy, source_dist, depot)
-    depot_dist = np.empty((2, n), dtype=np.int32)
-    tmp_sup = np.empty(nbk, dtype=np.bool_)
-    block_supply_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, depot, enemy,
-                    state.block_side, state.block_arm, state.block_area, state.block_status,
-                    orules.infantry_supply_range, orules.cavalry_supply_range, depot_dist, tmp_sup)
-    has_rail = np.zeros(n, dtype=np.bool_)
-    rd = np.empty(n, dtype=np.int32)
-    no_edges = np.zeros(0, dtype=np.bool_)
-    for a in range(n):
-        if cnt[side, a] == 0:
-            continue
-        reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, no_edges,
-                     map_arrays.eastern_link, enemy[side], side, a, orules.rail_max_areas, True,
-                     depot_dist[side], orules.rail_depot_range, rd)
-        for x in range(n):
-            if x != a and rd[x] != UNREACHED:
-                has_rail[a] = True
-                break
-    # recon range (SoE 7.2: "within a range of 3 areas (even across enemy blocks)")
-    recon_d = np.full(n, UNREACHED, dtype=np.int32)
-    queue = np.empty(n, dtype=np.int32)
-    head = 0
-    tail = 0
+    n_ord = orders.n_orders[0]
+    # which parts are needed: a type matters when rows of it may still be offered (pool) or when a
+    # placed order of it needs its executing block (matching)
+    relevant = np.zeros(N_ORDER_TYPES, dtype=np.bool_)
+    for t in range(N_ORDER_TYPES):
+        relevant[t] = orders.pool_used[side, t] < orules.pool[t]
+    for o in range(n_ord):
+        if orders.order_side[o] == side and orders.order_status[o] == PLACED:
+            relevant[orders.order_type[o]] = True
+    need_to = relevant[MOVE_TO] or relevant[FORCED_MARCH_TO]
+
+    # the side's blocks and the areas holding them (one distance row per area)
+    frow = np.full(n, -1, dtype=np.int64)
+    fareas = np.empty(n, dtype=np.int64)
+    nf = 0
     for a in range(n):
         if cnt[side, a] > 0:
-            recon_d[a] = 0
-            queue[tail] = a
-            tail += 1
-    while head < tail:
-        u = queue[head]
-        head += 1
-        if recon_d[u] >= orules.recon_range:
-            continue
-        for e in range(map_arrays.adj_indptr[u], map_arrays.adj_indptr[u + 1]):
-            v = map_arrays.adj_indices[e]
-            if recon_d[v] == UNREACHED and enterable_nb(map_arrays.eastern_link, side, v):
-                recon_d[v] = recon_d[u] + 1
-                queue[tail] = v
-                tail += 1
-
-    # matching of the orders already placed
+            frow[a] = nf
+            fareas[nf] = a
+            nf += 1
+    nr = max(nf, 1)
+    depth = np.zeros(nr, dtype=np.int64)  # BFS depth per row: the largest allowance used there
     blocks = np.empty(nbk, dtype=np.int64)
     nbs = 0
+    b_area = np.full(nbk, -1, dtype=np.int64)
+    b_row = np.zeros(nbk, dtype=np.int64)
+    b_allow = np.full((nbk, 2), -1, dtype=np.int64)
+    b_mask = np.zeros(nbk, dtype=np.int64)
+    any_sup = False
     for b in range(nbk):
         if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
             blocks[nbs] = b
             nbs += 1
-    n_ord = orders.n_orders[0]
+            a = state.block_area[b]
+            b_area[b] = a
+            r = frow[a]
+            b_row[b] = r
+            if state.block_in_supply[b]:
+                any_sup = True
+                arm = state.block_arm[b]
+                b_allow[b, 0] = allowance_nb(orules, arm, False)
+                b_allow[b, 1] = allowance_nb(orules, arm, True)
+                if need_to:
+                    depth[r] = max(depth[r], b_allow[b, 0], b_allow[b, 1])
+
+    # movement distances (SoE 7.31) from every area with blocks that may Move To / Forced March
+    # To, up to their largest allowance (exact below it; reach_r[r, :reach_k[r]]: the areas
+    # reached, BFS order, the start first)
+    dist_r = np.full((nr, n), UNREACHED, dtype=np.int32)
+    reach_r = np.empty((nr, n), dtype=np.int32)
+    reach_k = np.zeros(nr, dtype=np.int64)
+    for r in range(nf):
+        if depth[r] > 0:
+            reach_k[r] = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, fareas[r], depth[r],
+                                       False, dist_r[r], 0, dist_r[r], reach_r[r])
+    # Move Out / Forced March Out need a destination: an open link to an enterable neighbour
+    max_allow = max(orules.forced_infantry, orules.forced_cavalry, orules.forced_leader)
+    has_dest = np.zeros(n, dtype=np.bool_)
+    if max_allow >= 1:
+        for r in range(nf):
+            a = fareas[r]
+            for e in range(ip[a], ip[a + 1]):
+                v = ix[e]
+                if v != a and not eb[e] and enterable_nb(el, side, v):
+                    has_dest[a] = True
+                    break
+    # rail transport (SoE 7.6): supply depots now; a rail move exists iff a first rail link can be taken
+    has_rail = np.zeros(n, dtype=np.bool_)
+    if relevant[RAIL_TRANSPORT] and any_sup and orules.rail_max_areas >= 1:
+        src_row = np.empty(n, dtype=np.int32)
+        depot_row = np.zeros(n, dtype=np.bool_)
+        dd = np.empty(n, dtype=np.int32)
+        side_depots_nb(ip, ix, el, map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side,
+                       src_row, depot_row, dd)
+        for r in range(nf):
+            a = fareas[r]
+            for e in range(ip[a], ip[a + 1]):
+                v = ix[e]
+                if v == a or not enterable_nb(el, side, v):
+                    continue
+                if (map_arrays.adj_kind[e] & LINK.RAIL) == 0 or enemy_row[v]:
+                    continue
+                d = dd[v]
+                if d == UNREACHED or d > orules.rail_depot_range:
+                    continue
+                has_rail[a] = True
+                break
+    # recon range (SoE 7.2: "within a range of 3 areas (even across enemy blocks)")
+    recon_d = np.full(n, UNREACHED, dtype=np.int32)
+    if orders.pool_used[side, RECON] < orules.pool[RECON]:
+        queue = np.empty(n, dtype=np.int32)
+        head = 0
+        tail = 0
+        for a in range(n):
+            if cnt[side, a] > 0:
+                recon_d[a] = 0
+                queue[tail] = a
+                tail += 1
+        while head < tail:
+            u = queue[head]
+            head += 1
+            if recon_d[u] >= orules.recon_range:
+                continue
+            for e in range(ip[u], ip[u + 1]):
+                v = ix[e]
+                if recon_d[v] == UNREACHED and enterable_nb(el, side, v):
+                    recon_d[v] = recon_d[u] + 1
+                    queue[tail] = v
+                    tail += 1
+
+    # own-area capabilities per block (see _cap_nb)
+    for q in range(nbs):
+        b = blocks[q]
+        a = b_area[b]
+        sup = b_allow[b, 0] >= 0
+        m = (1 << WITHDRAW) | (1 << DEFEND)
+        if has_dest[a]:
+            m |= 1 << MOVE_OUT
+            if sup:
+                m |= 1 << FORCED_MARCH_OUT
+        if sup and state.block_sp[b] < state.block_max_sp[b]:
+            m |= 1 << REORGANIZE
+        if sup and has_rail[a]:
+            m |= 1 << RAIL_TRANSPORT
+        b_mask[b] = m
+
+    # matching of the orders already placed (each keeps its own executing block, O2)
     slot_type = np.empty(n_ord + 1, dtype=np.int64)
     slot_area = np.empty(n_ord + 1, dtype=np.int64)
     ns = 0
@@ -483,62 +522,67 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
             slot_type[ns] = orders.order_type[o]
             slot_area[ns] = orders.order_area[o]
             ns += 1
-    blk_area = np.full(nbk, -1, dtype=np.int64)
-    blk_arm = np.zeros(nbk, dtype=np.int64)
-    blk_flags = np.zeros(nbk, dtype=np.int64)
-    for q in range(nbs):
-        b = blocks[q]
-        blk_area[b] = state.block_area[b]
-        blk_arm[b] = state.block_arm[b]
-        blk_flags[b] = (1 if state.block_in_supply[b] else 0) + (2 if state.block_sp[b] < state.block_max_sp[b] else 0)
-    allow_tab = np.zeros((3, 2), dtype=np.int64)
-    allow_tab[ARM.INFANTRY, 0] = orules.move_infantry
-    allow_tab[ARM.INFANTRY, 1] = orules.forced_infantry
-    allow_tab[ARM.CAVALRY, 0] = orules.move_cavalry
-    allow_tab[ARM.CAVALRY, 1] = orules.forced_cavalry
-    allow_tab[ARM.LEADER, 0] = orules.move_leader
-    allow_tab[ARM.LEADER, 1] = orules.forced_leader
     visited = np.zeros(nbk, dtype=np.bool_)
     from_slot = np.full(nbk, -1, dtype=np.int64)
     aug_queue = np.empty(n_ord + 2, dtype=np.int64)
     match_block = np.full(nbk, -1, dtype=np.int64)
     match_slot = np.full(n_ord + 1, -1, dtype=np.int64)
     for o in range(ns):
-        _augment(blk_area, blk_arm, blk_flags, allow_tab, slot_type, slot_area, o, match_block, match_slot,
-                 blocks, nbs, dist_from, has_dest, has_rail, visited, from_slot, aug_queue)
-    mb = np.empty(nbk, dtype=np.int64)
-    ms = np.empty(n_ord + 1, dtype=np.int64)
+        _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, o, match_block, match_slot,
+                 blocks, nbs, visited, from_slot, aug_queue)
+    # slots that can hand their block over: an alternating path leads from them to a free block
+    # (a new order can then be matched through a capable block they hold)
+    movable_slot = np.zeros(n_ord + 1, dtype=np.bool_)
+    changed = ns > 0
+    while changed:
+        changed = False
+        for o in range(ns):
+            if movable_slot[o] or match_slot[o] < 0:
+                continue
+            to = slot_type[o]
+            io = slot_area[o]
+            for q in range(nbs):
+                b = blocks[q]
+                if b == match_slot[o]:
+                    continue
+                mo = match_block[b]
+                if (mo < 0 or movable_slot[mo]) and _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, to, io, b):
+                    movable_slot[o] = True
+                    changed = True
+                    break
 
     same = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
     for o in range(n_ord):
         if orders.order_side[o] == side and orders.order_status[o] != REMOVED:
             same[orders.order_type[o], orders.order_area[o]] += 1
 
-    # which (type, area) some block could execute, and some block not yet committed (matched)
+    # per (type, area): blocks that could execute it, and those that could while every placed
+    # order keeps an executing block (free, or held by a slot that can hand it over)
     cap_any = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
-    cap_free = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
+    cap_ok = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
     for q in range(nbs):
         b = blocks[q]
-        a = blk_area[b]
-        free = 1 if match_block[b] < 0 else 0
-        for t in range(N_ORDER_TYPES):
-            if t == RECON:
+        a = b_area[b]
+        mo = match_block[b]
+        ok = 1 if (mo < 0 or movable_slot[mo]) else 0
+        r = b_row[b]
+        for p in range(1, reach_k[r]):  # Move To / Forced March To (only rows of blocks in supply)
+            i = reach_r[r, p]
+            if fr[i] != front:
                 continue
-            if t == FORCED_MARCH_TO or t == MOVE_TO:
-                if (blk_flags[b] & 1) == 0:
-                    continue
-                for i in range(n):
-                    d = dist_from[a, i]
-                    if d == UNREACHED or d == 0 or map_arrays.front[i] != front:
-                        continue
-                    if _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, t, i, b, dist_from, has_dest,
-                                       has_rail):
-                        cap_any[t, i] += 1
-                        cap_free[t, i] += free
-            elif map_arrays.front[a] == front and _can_place_exec(blk_area, blk_arm, blk_flags, allow_tab, t, a,
-                                                                   b, dist_from, has_dest, has_rail):
-                cap_any[t, a] += 1
-                cap_free[t, a] += free
+            d = dist_r[r, i]
+            if d <= b_allow[b, 0]:
+                cap_any[MOVE_TO, i] += 1
+                cap_ok[MOVE_TO, i] += ok
+            if d <= b_allow[b, 1]:
+                cap_any[FORCED_MARCH_TO, i] += 1
+                cap_ok[FORCED_MARCH_TO, i] += ok
+        if fr[a] == front:
+            m = b_mask[b]
+            for t in range(N_ORDER_TYPES):
+                if ((m >> t) & 1) != 0:
+                    cap_any[t, a] += 1
+                    cap_ok[t, a] += ok
 
     owed = orules.mandatory_recon - orders.recon_placed[side, front]
     remaining = orders_allowed - orders.placed[side, front]
@@ -550,7 +594,7 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
         if pass_ == 1 and recon_only and n_recon > 0:
             break
         for i in range(n):
-            if map_arrays.front[i] != front:
+            if fr[i] != front:
                 continue
             for t in range(N_ORDER_TYPES):
                 if (t == RECON) != (pass_ == 0):
@@ -562,23 +606,11 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                 if t == RECON:
                     if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
                         continue
-                    if not enterable_nb(map_arrays.eastern_link, side, i):
+                    if not enterable_nb(el, side, i):
                         continue
                     n_recon += 1
-                else:
-                    if cap_any[t, i] == 0:
-                        continue
-                    if cap_free[t, i] == 0:
-                        for q in range(nbk):
-                            mb[q] = match_block[q]
-                        for q in range(ns + 1):
-                            ms[q] = match_slot[q]
-                        slot_type[ns] = t
-                        slot_area[ns] = i
-                        ms[ns] = -1
-                        if not _augment(blk_area, blk_arm, blk_flags, allow_tab, slot_type, slot_area, ns, mb, ms,
-                                        blocks, nbs, dist_from, has_dest, has_rail, visited, from_slot, aug_queue):
-                            continue
+                elif cap_ok[t, i] == 0:
+                    continue
                 if k < out_type.shape[0]:
                     out_type[k] = t
                     out_area[k] = i
@@ -619,35 +651,48 @@ def place_order_nb(state, orders, side, front, order_type, area):
 
 
 @njit(cache=True)
-def _movable_nb(state, orders, b, side, needs_supply):
-    if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != side or state.block_area[b] < 0:
-        return False
-    if orders.executed[b] or orders.pinned[b] or orders.moved[b] or orders.detached[b] or orders.rail_moved[b]:
-        return False
-    if needs_supply and not state.block_in_supply[b]:
-        return False
-    return True
-
-
-@njit(cache=True)
-def _vias_nb(map_arrays, eb, enemy_row, side, start, dest, allowance, tmp_enemy, tmp_dist, dummy, out_via):
+def _vias_nb(ip, ix, eb, el, enemy_row, side, start, dest, allowance, stamp, gen, sdist, queue, out_via):
     """Neighbours of ``dest`` a block from ``start`` may enter it from within ``allowance`` links,
-    along a path that does not pass through ``dest`` and whose last link is open."""
-    tmp_enemy[:] = enemy_row
-    tmp_enemy[dest] = True
-    reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, eb, map_arrays.eastern_link,
-                 tmp_enemy, side, start, allowance - 1, False, dummy, 0, tmp_dist)
+    along a path that does not pass through ``dest`` and whose last link is open.
+
+    The BFS of :func:`~soe_sim.engine.nb.reachable_nb` (``allowance - 1`` links, ``dest`` counted as
+    an enemy area) with areas marked visited by ``stamp[v] == gen`` (no per-call reset); ``sdist``
+    and ``queue`` (n_areas,) are scratch. ``out_via`` in ascending order; returns its length."""
+    lim = allowance - 1
+    stamp[start] = gen
+    sdist[start] = 0
+    queue[0] = start
+    head = 0
+    tail = 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if sdist[u] >= lim:
+            continue
+        if u != start and (enemy_row[u] or u == dest):
+            continue  # SoE 7.31: entering an enemy area ends the move
+        for e in range(ip[u], ip[u + 1]):
+            v = ix[e]
+            if stamp[v] == gen or eb[e] or not enterable_nb(el, side, v):
+                continue
+            stamp[v] = gen
+            sdist[v] = sdist[u] + 1
+            queue[tail] = v
+            tail += 1
     k = 0
-    for e in range(map_arrays.adj_indptr[dest], map_arrays.adj_indptr[dest + 1]):
-        v = map_arrays.adj_indices[e]
-        if v == dest or tmp_dist[v] == UNREACHED:
+    for e in range(ip[dest], ip[dest + 1]):
+        v = ix[e]
+        if v == dest or stamp[v] != gen:
             continue
         if v != start and enemy_row[v]:
             continue  # SoE 7.31: a move ends in the first enemy area
-        if eb.shape[0] > 0:
-            r = _edge_index(map_arrays, v, dest)
-            if r >= 0 and eb[r]:
-                continue
+        r = -1
+        for e2 in range(ip[v], ip[v + 1]):
+            if ix[e2] == dest:
+                r = e2
+                break
+        if r >= 0 and eb[r]:
+            continue
         out_via[k] = v
         k += 1
     # ascending order
@@ -664,6 +709,8 @@ def _vias_nb(map_arrays, eb, enemy_row, side, start, dest, allowance, tmp_enemy,
 @njit(cache=True)
 def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
                 write, first_only):
+    # The named tuples are unpacked into local arrays once: helpers taking ``state`` / ``orders``
+    # inside the per-block loops cost refcount updates for every array of the tuples per call.
     if order_id < 0 or order_id >= orders.n_orders[0] or orders.order_status[order_id] != PLACED:
         return 0
     t = orders.order_type[order_id]
@@ -675,51 +722,100 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     to_type = is_to_type_nb(t)
     needs_supply = forced or t == MOVE_TO  # SoE 7.2, 7.71
     n = map_arrays.front.shape[0]
-    nbk = state.block_side.shape[0]
+    bs = state.block_side
+    ba = state.block_area
+    bst = state.block_status
+    bprev = state.block_prev_area
+    nbk = bs.shape[0]
+    # blocks that may execute the order (_movable_nb and the area condition)
+    cand = np.empty(nbk, dtype=np.int64)
+    nc = 0
+    for b in range(nbk):
+        if bst[b] != STATUS.ON_MAP or bs[b] != side or ba[b] < 0:
+            continue
+        if orders.executed[b] or orders.pinned[b] or orders.moved[b] or orders.detached[b] or orders.rail_moved[b]:
+            continue
+        if needs_supply and not state.block_in_supply[b]:
+            continue
+        x = ba[b]
+        if (x == a) if to_type else (x != a):
+            continue
+        cand[nc] = b
+        nc += 1
+    if nc == 0:
+        return 0
+    ip = map_arrays.adj_indptr
+    ix = map_arrays.adj_indices
+    el = map_arrays.eastern_link
     cnt = np.zeros((2, n), dtype=np.int32)
     enemy = np.zeros((2, n), dtype=np.bool_)
     presence_nb(state, cnt, enemy)
-    eb = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
+    eb = np.zeros(ix.shape[0], dtype=np.bool_)
     edge_blocked_nb(state, map_arrays, side, cnt, eb)
     enemy_row = enemy[side]
-    dist = np.empty(n, dtype=np.int32)
-    tmp_dist = np.empty(n, dtype=np.int32)
-    tmp_enemy = np.empty(n, dtype=np.bool_)
-    dummy = np.zeros(n, dtype=np.int32)
+    dist = np.full(n, UNREACHED, dtype=np.int32)
+    queue = np.empty(n, dtype=np.int32)
+    stamp = np.zeros(n, dtype=np.int64)
+    sdist = np.empty(n, dtype=np.int32)
+    dests = np.empty(n, dtype=np.int64)
+    gen = 0
     max_deg = 0
     for i in range(n):
-        max_deg = max(max_deg, map_arrays.adj_indptr[i + 1] - map_arrays.adj_indptr[i])
+        max_deg = max(max_deg, ip[i + 1] - ip[i])
     vias = np.empty(max_deg + 1, dtype=np.int64)
+    # rows per candidate block: destinations, vias, detachments (ascending)
+    n_ord = orders.n_orders[0]
     k = 0
-    for b in range(nbk):
-        if not _movable_nb(state, orders, b, side, needs_supply):
-            continue
-        x = state.block_area[b]
-        if to_type:
-            if x == a:
-                continue
-        elif x != a:
-            continue
+    for c in range(nc):
+        b = cand[c]
+        x = ba[b]
         allow = allowance_nb(orules, state.block_arm[b], forced)
-        reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, eb,
-                     map_arrays.eastern_link, enemy_row, side, x, allow, False, dummy, 0, dist)
-        if to_type and dist[a] == UNREACHED:
+        nq = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, x, allow, False, dist, 0, dist,
+                           queue)
+        reach_a = dist[a] != UNREACHED
+        # the destinations in ascending order; dist reset for the next block
+        nd = 0
+        for p in range(1, nq):
+            d = queue[p]
+            j = nd
+            while j > 0 and dests[j - 1] > d:
+                dests[j] = dests[j - 1]
+                j -= 1
+            dests[j] = d
+            nd += 1
+        for p in range(nq):
+            dist[queue[p]] = UNREACHED
+        if to_type and not reach_a:
             continue  # SoE 7.3: a Move To / Forced March To must be fully executed
-        need = _pending_area_orders(orders, side, x)
+        need = 0  # _pending_area_orders
+        for o in range(n_ord):
+            if (orders.order_side[o] == side and orders.order_area[o] == x
+                    and orders.order_status[o] == PLACED and is_area_bound_nb(orders.order_type[o])):
+                need += 1
         stays = 0
         if need > 0:
-            stays = _unmoved_count(state, side, x) - (1 if state.block_prev_area[b] < 0 else 0)
-        det_max = max_detach_nb(state, orules, b)
-        for d in range(n):
-            if d == x or dist[d] == UNREACHED:
-                continue
+            for q in range(nbk):  # _unmoved_count
+                if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == x and bprev[q] < 0:
+                    stays += 1
+            stays -= 1 if bprev[b] < 0 else 0
+        det_max = _max_detach_arr(state.block_side, state.block_class, state.block_nation, state.block_arm,
+                                  state.block_status, state.block_sp, state.block_max_sp, orules.detachments,
+                                  orules.detachment_max_sp, b)
+        for p in range(nd):
+            d = dests[p]
             if to_type and d != a:
                 continue
-            nv = _vias_nb(map_arrays, eb, enemy_row, side, x, d, allow, tmp_enemy, tmp_dist, dummy, vias)
+            gen += 1
+            nv = _vias_nb(ip, ix, eb, el, enemy_row, side, x, d, allow, stamp, gen, sdist, queue, vias)
             for q in range(nv):
                 v = vias[q]
-                if enemy_row[d] and _link_count(state, side, d, v) >= orules.max_blocks_per_link:
-                    continue  # SoE 7.33: at most 4 blocks per side along one link into a battle
+                if enemy_row[d]:
+                    lc = 0  # _link_count
+                    for r in range(nbk):
+                        if bst[r] == STATUS.ON_MAP and bs[r] == side and ba[r] == d and bprev[r] == v:
+                            lc += 1
+                    if lc >= orules.max_blocks_per_link:
+                        continue  # SoE 7.33: at most 4 blocks per side along one link into a battle
                 for det in range(det_max + 1):
                     if need > 0 and stays + (1 if det > 0 else 0) < need:
                         continue  # SoE 7.3: a block must remain for Defend / Withdraw / … (O7)
@@ -932,17 +1028,17 @@ def execute_withdraw_nb(state, orders, map_arrays, orules, order_id, out_dest, o
     cnt = np.zeros((2, n), dtype=np.int32)
     enemy = np.zeros((2, n), dtype=np.bool_)
     presence_nb(state, cnt, enemy)
-    source_dist = np.empty((2, n), dtype=np.int32)
-    depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link,
-                     map_arrays.supply_source, map_arrays.garrison, state.control, enemy, source_dist, depot)
+    src_row = np.empty(n, dtype=np.int32)
+    goal = np.zeros(n, dtype=np.bool_)  # the friendly supply depots
+    depot_dist_row = np.empty(n, dtype=np.int32)
+    side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, map_arrays.supply_source,
+                   map_arrays.garrison, state.control, enemy, s, src_row, goal, depot_dist_row)
     eb = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
     edge_blocked_nb(state, map_arrays, s, cnt, eb)
     deg = map_arrays.adj_indptr[a + 1] - map_arrays.adj_indptr[a]
     cand = np.empty(deg + 1, dtype=np.int64)
     cand_d = np.empty(deg + 1, dtype=np.int64)
     target = np.empty(m, dtype=np.int64)
-    goal = depot[s].copy()
     kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, eb, map_arrays.eastern_link, goal,
                             enemy[s], cnt[s], s, a, orules.max_blocks, m, cand, cand_d, target)
     for b in range(m):
@@ -1089,26 +1185,14 @@ def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
     cnt = np.zeros((2, n), dtype=np.int32)
     enemy = np.zeros((2, n), dtype=np.bool_)
     presence_nb(state, cnt, enemy)
-    source_dist = np.empty((2, n), dtype=np.int32)
-    depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link,
-                     map_arrays.supply_source, map_arrays.garrison, state.control, enemy, source_dist, depot)
-    depot_dist = np.empty((2, n), dtype=np.int32)
-    tmp = np.empty(state.block_side.shape[0], dtype=np.bool_)
-    block_supply_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, depot, enemy,
-                    state.block_side, state.block_arm, state.block_area, state.block_status,
-                    orules.infantry_supply_range, orules.cavalry_supply_range, depot_dist, tmp)
+    src_row = np.empty(n, dtype=np.int32)
+    depot_row = np.zeros(n, dtype=np.bool_)
+    depot_dist_row = np.empty(n, dtype=np.int32)
+    side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, map_arrays.supply_source,
+                   map_arrays.garrison, state.control, enemy, side, src_row, depot_row, depot_dist_row)
     reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, np.zeros(0, dtype=np.bool_),
-                 map_arrays.eastern_link, enemy[side], side, start, orules.rail_max_areas, True, depot_dist[side],
+                 map_arrays.eastern_link, enemy[side], side, start, orules.rail_max_areas, True, depot_dist_row,
                  orules.rail_depot_range, out_dist)
-
-
-@njit(cache=True)
-def _rail_ok(state, orders, o, b):
-    return (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == orders.order_side[o]
-            and state.block_area[b] == orders.order_area[o] and state.block_prev_area[b] < 0
-            and not orders.moved[b] and not orders.fought[b] and not orders.executed[b]
-            and not orders.detached[b] and not orders.rail_moved[b] and state.block_in_supply[b])
 
 
 @njit(cache=True)
@@ -1122,8 +1206,19 @@ def _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest,
     dist = np.empty(n, dtype=np.int32)
     have = False
     k = 0
-    for b in range(state.block_side.shape[0]):
-        if not _rail_ok(state, orders, order_id, b):
+    s = orders.order_side[order_id]
+    bst = state.block_status
+    bs = state.block_side
+    ba = state.block_area
+    bprev = state.block_prev_area
+    insup = state.block_in_supply
+    for b in range(bs.shape[0]):
+        # in the area since the phase start, in supply, not moved, fought or executed (SoE 7.6); local
+        # arrays: a helper taking the named tuples would cost refcount updates per block
+        if bst[b] != STATUS.ON_MAP or bs[b] != s or ba[b] != a or bprev[b] >= 0 or not insup[b]:
+            continue
+        if (orders.moved[b] or orders.fought[b] or orders.executed[b] or orders.detached[b]
+                or orders.rail_moved[b]):
             continue
         if not have:
             _rail_dist_nb(state, map_arrays, orules, orders.order_side[order_id], a, dist)

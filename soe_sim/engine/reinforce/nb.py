@@ -327,14 +327,28 @@ def legal_combines_nb(side, block_side, block_arm, block_class, block_nation, bl
     and nation (EatS X.2), the nation active (RF6), and ``sp[d] + sp[b] <= max_sp[d]`` (the
     combined SP fit the absorbing block, RF8). Returns the number of legal pairs.
     """
+    # Same predicate as _combine_ok_nb, written inline with the absorbing division's tests hoisted
+    # out of the inner loop (a helper call per pair costs ~10 ns per array argument in refcounts).
     nbk = block_side.shape[0]
+    out[:, :] = False
     k = 0
     for d in range(nbk):
+        if block_side[d] != side or block_status[d] != STATUS.ON_MAP:
+            continue
+        a = block_area[d]
+        if a < 0 or block_class[d] != DIVISION or block_arm[d] == ARM.LEADER:
+            continue
+        if not nation_active[block_nation[d]]:
+            continue
         for b in range(nbk):
-            ok = _combine_ok_nb(side, d, b, block_side, block_arm, block_class, block_nation, block_area,
-                                block_status, block_sp, block_max_sp, nation_active)
-            out[d, b] = ok
-            if ok:
+            if b == d or block_area[b] != a or block_side[b] != side or block_status[b] != STATUS.ON_MAP:
+                continue
+            if block_class[b] != DIVISION and block_class[b] != BRIGADE:
+                continue
+            if block_arm[b] != block_arm[d] or block_nation[b] != block_nation[d]:
+                continue
+            if block_sp[d] + block_sp[b] <= block_max_sp[d]:  # RF8: no SP is lost
+                out[d, b] = True
                 k += 1
     return k
 
@@ -404,14 +418,31 @@ def legal_strengthen_nb(side, block_side, block_arm, block_nation, block_area, b
     :func:`front_line_nb`), fewer than ``rr.front_line_max_sp`` SP were gained in that area this
     phase (``gained_area[side]``, 8.31, from any pool). Returns the number of legal blocks.
     """
+    # _strengthen_ok_nb written inline (a helper call per block costs refcount traffic per array)
     k = 0
     for b in range(block_side.shape[0]):
-        ok = _strengthen_ok_nb(side, b, block_side, block_arm, block_nation, block_area, block_status, block_sp,
-                               block_max_sp, block_in_supply, built, nation_active, front, front_line,
-                               gained_area, rr, pool_cubes, pool_front, pool_nation)
-        out[b] = ok
-        if ok:
-            k += 1
+        out[b] = False
+        if block_side[b] != side or block_status[b] != STATUS.ON_MAP:
+            continue
+        a = block_area[b]
+        if a < 0 or not block_in_supply[b] or built[b]:
+            continue
+        if block_sp[b] >= block_max_sp[b]:
+            continue
+        nat = block_nation[b]
+        if not nation_active[nat]:
+            continue
+        if pool_nation >= 0 and nat != pool_nation:
+            continue
+        if pool_front >= 0 and front[a] != pool_front:
+            continue
+        ck = cube_kind_nb(side, nat, block_arm[b])
+        if ck < 0 or pool_cubes[ck] < 1:
+            continue
+        if front_line[side, a] and gained_area[side, a] >= rr.front_line_max_sp:
+            continue
+        out[b] = True
+        k += 1
     return k
 
 
@@ -485,20 +516,47 @@ def legal_builds_nb(side, block_side, block_arm, block_class, block_nation, bloc
     (``nation_area_ok[nation, a]``: scenario front restrictions, the Lithuanian radius) and equal to
     ``pool_area`` when ``>= 0`` (8.5). Returns the number of legal pairs.
     """
+    # _build_area_ok_nb / _build_block_ok_nb written inline: a helper with several exits called per
+    # area / block keeps the refcount updates of its array arguments (~10 ns per array per call)
     nbk = block_side.shape[0]
     n = eastern_link.shape[0]
-    cnt = _friendly_counts_nb(block_side, block_area, block_status, n)
+    cnt = np.zeros(n, dtype=np.int32)  # blocks of the side per area
+    for b in range(nbk):
+        a = block_area[b]
+        if block_status[b] == STATUS.ON_MAP and a >= 0 and block_side[b] == side:
+            cnt[a] += 1
     area_ok = np.zeros(n, dtype=np.bool_)
+    n_ok = 0
     for a in range(n):
-        area_ok[a] = _build_area_ok_nb(side, a, eastern_link, depot, enemy, cnt[side], rr, pool_area)
+        if pool_area >= 0 and a != pool_area:
+            continue  # 8.5: built on the strategic city
+        if not depot[side, a] or enemy[side, a]:
+            continue  # 8.4: a friendly supply depot
+        if side == SIDE.POLISH and eastern_link[a]:
+            continue  # 1.4
+        if eastern_link[a] or cnt[a] < rr.max_blocks:  # RF9: stacking
+            area_ok[a] = True
+            n_ok += 1
     k = 0
     for b in range(nbk):
-        bok = _build_block_ok_nb(side, b, block_side, block_arm, block_class, block_nation, block_status,
-                                 nation_active, rr, pool_cubes, pool_nation)
+        out[b, :] = False
+        if n_ok == 0 or block_side[b] != side:
+            continue
+        st = block_status[b]
+        if st != STATUS.FORCE_POOL and st != STATUS.DESTROYED_TO_POOL:
+            continue  # 8.4: permanently eliminated (7.42, 7.71, 9.0) and scheduled blocks never
+        nat = block_nation[b]
+        if not nation_active[nat]:
+            continue
+        if pool_nation >= 0 and nat != pool_nation:
+            continue
+        cost = build_cost_nb(block_class[b], rr)
+        ck = cube_kind_nb(side, nat, block_arm[b])
+        if cost < 0 or ck < 0 or pool_cubes[ck] < cost:
+            continue
         for a in range(n):
-            ok = bok and area_ok[a] and nation_area_ok[block_nation[b], a]
-            out[b, a] = ok
-            if ok:
+            if area_ok[a] and nation_area_ok[nat, a]:
+                out[b, a] = True
                 k += 1
     return k
 
