@@ -624,7 +624,8 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
     try:
         df = play_games(setup, games, seed, threads=threads, max_steps=max_steps, max_phase_steps=max_phase_steps,
                         check_invariants=True)
-    except Exception:  # a kernel raised: find the culprits game by game
+    except Exception as batch_exc:  # a kernel raised: find the culprits game by game
+        batch_error = f"{type(batch_exc).__name__}: {batch_exc}"
         rows = []
         for i in range(int(games)):
             try:
@@ -636,6 +637,11 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
                 if first_crash is None:
                     first_crash = {"game": i, "seed": [seed_int, i], "error": f"{type(exc).__name__}: {exc}"}
                 rows.append(np.full(N_RES, -1, dtype=np.int64))
+        if crashes == 0:
+            # Every game passes alone, so the parallel batch kernel itself failed (e.g. it does not
+            # compile): that is a crash of the engine, never a silent fallback.
+            crashes = 1
+            first_crash = {"game": None, "seed": [seed_int, None], "error": f"play_games batch: {batch_error}"}
         out = np.stack(rows) if rows else np.zeros((0, N_RES), np.int64)
         ok = out[:, nb.R_OUTCOME] >= 0
         df = pd.DataFrame(out[ok], columns=list(RESULT_COLUMNS), index=np.flatnonzero(ok))
