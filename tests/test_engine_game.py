@@ -402,3 +402,21 @@ def test_filter_moves_respects_nation_move_ok():
     n = nb.filter_moves_nb(st, setup.cfg, 3, blk, dest, via, det, False)
     assert n == 2 and list(blk[:2]) == [b_lit, b_other] and list(dest[:2]) == [near, far]
     assert list(via[:2]) == [2, 3] and list(det[:2]) == [0, 1]
+
+
+def test_inactive_neutral_blocks_take_no_supply_losses():
+    """E14/G15: Lithuanian blocks are out of play before card 23, so they never lose SP to supply
+    (the Poles used to score VP for their out-of-supply eliminations)."""
+    from soe_sim.engine.game import CAUSE
+
+    checked = 0
+    for res in _event_batch("campaign-1920"):
+        ev = res.events
+        act = ev.index[(ev["kind"] == "card_event") & (ev["side"] == "soviet") & (ev["value"] == 23)]
+        start = act[0] if len(act) else len(ev)
+        before = ev.loc[: start - 1] if len(act) else ev
+        losses = before[(before["kind"] == "block_loss") & before["block"].str.startswith("ru-lt")
+                        & (before["value2"] == int(CAUSE.SUPPLY))]
+        assert losses.empty, losses
+        checked += 1
+    assert checked > 0

@@ -1048,14 +1048,20 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
 
 @njit(cache=True)
 def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-              snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
-    """SoE 7.7, 7.71: supply of every block; out-of-supply losses, eliminations (VP) and garrisons."""
+              snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, active):
+    """SoE 7.7, 7.71: supply of every block; out-of-supply losses, eliminations (VP) and garrisons.
+
+    Blocks of a nation that is not (yet) active (``neutral_nation``, e.g. Lithuania before card 23)
+    are out of play and never lose SP to supply (E14, G15)."""
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
                      enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
                     state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
                     depot_dist, state.block_in_supply)
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]:
+            state.block_in_supply[b] = True
     snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
     counts = np.zeros((2, N_OOS), dtype=np.int64)
     oos_vp = np.zeros(1, dtype=np.int64)
@@ -1520,7 +1526,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
                                   group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
                                   snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-                      snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
+                      snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                         snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
             control_nb(state, m, log, ctr)
