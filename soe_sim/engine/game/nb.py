@@ -1375,6 +1375,12 @@ def check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
 @njit(cache=True)
 def _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
     ctr[C_PHASES] += 1
+    _record_invariants_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever)
+
+
+@njit(cache=True)
+def _record_invariants_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
+    """Check the invariants (when asked) and count a violation, remembering the first one."""
     if cfg.check_invariants and ctr[C_ABORT] != ABORT.LOG_FULL:
         v = check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever)
         if v != VIOLATION.NONE:
@@ -1563,15 +1569,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
         v = state.vp[0]
         winner = SIDE.POLISH if v > 0 else (SIDE.SOVIET if v < 0 else -1)
     log_event_nb(log, ctr, state, EVENT.GAME_END, winner, -1, -1, -1, outcome, state.vp[0])
-    if cfg.check_invariants and ctr[C_ABORT] != ABORT.LOG_FULL:
-        v2 = check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever)
-        if v2 != VIOLATION.NONE:
-            if ctr[C_VIOLATIONS] == 0:
-                ctr[C_VIOL_CODE] = v2
-                ctr[C_VIOL_STEP] = ctr[C_STEPS]
-                ctr[C_VIOL_ROUND] = state.round[0]
-                ctr[C_VIOL_PHASE] = state.phase[0]
-            ctr[C_VIOLATIONS] += 1
+    _record_invariants_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever)
     out[R_OUTCOME] = outcome
     out[R_WINNER] = winner
     out[R_VP] = state.vp[0]
