@@ -464,15 +464,19 @@ def _side_slug(v) -> str | None:
 
 def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="random", *,
               max_steps: int = DEFAULT_MAX_STEPS, max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS,
-              check_invariants: bool = False, log_capacity: int = DEFAULT_LOG_CAPACITY) -> GameResult:
+              check_invariants: bool = False, log_capacity: int = DEFAULT_LOG_CAPACITY,
+              log_detail: bool = False) -> GameResult:
     """Play one game of ``scenario`` (an id, a Scenario or a GameSetup) with seeded policies.
 
     ``polish`` / ``soviet``: a policy name (:data:`POLICY_IDS`), ``(name, {param: value})``, a
     :class:`Policy`, or a Python object with ``choose(decision, options, state_view) -> int``
-    (docs/policies.md).
+    (docs/policies.md). ``log_detail``: also log the detail events ``BATTLE_PREP``, ``BATTLE_DECK``,
+    ``POSITION`` and ``AREA_STATE`` (:class:`Event`; for narrated games, ``soe-sim playtest``); the game
+    played is the same, only its log is longer (give a larger ``log_capacity`` for long scenarios).
     """
     setup = game_setup(scenario)
-    cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants)
+    cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants,
+               log_detail=bool(log_detail))
     streams = game_streams(seed)
     state = setup.state0.copy()
     cards = setup.cards0.copy()
@@ -572,7 +576,7 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
 _NOT_AREA = frozenset({EVENT.CARD_PLAYED, EVENT.INITIATIVE, EVENT.FIRST_PLAYER})
 _NOT_AREA2 = frozenset({EVENT.ARRIVAL_CHECK, EVENT.CARD_EVENT})
 _NOT_BLOCK = frozenset({EVENT.CARD_PLAYED, EVENT.ARRIVAL_CHECK, EVENT.BATTLE_LOSSES, EVENT.OBJECTIVE,
-                        EVENT.COMBAT_CARD, EVENT.ORDER_PLACED})
+                        EVENT.COMBAT_CARD, EVENT.ORDER_PLACED, EVENT.BATTLE_PREP, EVENT.BATTLE_DECK})
 
 
 def events_frame(log: EventLog, setup: GameSetup | None = None) -> pd.DataFrame:

@@ -38,11 +38,13 @@ from soe_sim.engine.battles.nb import (
     B_VP_DELTA,
     B_WINNER,
     N_B,
+    battle_inputs_nb,
     defender_side_nb,
     find_battles_nb,
     resolve_battle_in_state_nb,
 )
 from soe_sim.engine.cards.nb import (
+    DISCARD,
     HAND,
     IN_PLAY,
     N_LOCATIONS,
@@ -145,6 +147,17 @@ class _EventC(NamedTuple):
     DEFEND: int = 40  # side = defender, area (a Defend Area order applied in the battle)
     CARD_EVENT: int = 41  # side, area = area chosen / of the eliminated block (-1), area2 = front (-1), block =
     #                       block placed or eliminated, value = card, value2 = window (events.nb WINDOW_*)
+    # Detail events, logged only when GameConfig.log_detail is set (soe-sim playtest); off by default, so
+    # batches, golden logs and statistics never see them:
+    BATTLE_PREP: int = 42  # side = attacker, area, block = k, value / value2 = entries 2k / 2k+1 of the
+    #                        prepared-battle row (soe_sim.battle.nb P_*), just before the battle is resolved;
+    #                        the last k: value = flags (1 garrison, 2 Defend, 4 fortified), value2 = support dirs
+    BATTLE_DECK: int = 43  # side = the side about to choose its combat card, area, value = combat modifier,
+    #                        value2 = cards with it in the pile a blind draw takes from, block = 1 when that
+    #                        pile is the discard pile (reshuffled at the draw, SoE 7.1), else 0
+    POSITION: int = 44  # end of every phase: side, block, area, value = SP (every block on the map)
+    AREA_STATE: int = 45  # end of every phase: area, side = controller (-1 none), value = garrison side (-1
+    #                       none); only areas with a controller or a garrison
 
 
 EVENT = _EventC()
@@ -289,6 +302,7 @@ class GameConfig(NamedTuple):
     check_invariants: bool
     nation_move_ok: np.ndarray
     etable: object  # soe_sim.engine.events.EventTable
+    log_detail: bool = False  # also log the detail events (BATTLE_PREP, BATTLE_DECK, POSITION, AREA_STATE)
 
 
 class EventWork(NamedTuple):
@@ -938,6 +952,96 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
 # SoE 7.4–7.44: battles
 
 
+# --------------------------------------------------------------------------------------------------
+# Detail events (GameConfig.log_detail; soe-sim playtest): what a narrated game needs beyond the record
+
+
+@njit(cache=True)
+def log_deck_nb(state, cs, side, area, log, ctr):
+    """BATTLE_DECK events: the combat modifiers of the pile ``side``'s blind draw would take from
+    (SoE 7.41.2): the draw pile, or the discard pile when the draw pile is empty (SoE 7.1 reshuffle).
+    One event per modifier value; none when both piles are empty (the draw then adds 0)."""
+    n_cards = cs.location.shape[1]
+    top = cs.pile_top[side]
+    ln = cs.pile_len[side]
+    from_discard = top >= ln
+    lo = 0
+    hi = 0
+    for c in range(n_cards):
+        v = cs.combat_modifier[side, c]
+        if c == 0 or v < lo:
+            lo = v
+        if c == 0 or v > hi:
+            hi = v
+    counts = np.zeros(hi - lo + 1, dtype=np.int64)
+    if from_discard:
+        for c in range(n_cards):
+            if cs.location[side, c] == DISCARD:
+                counts[cs.combat_modifier[side, c] - lo] += 1
+    else:
+        for k in range(top, ln):
+            counts[cs.combat_modifier[side, cs.pile[side, k] - 1] - lo] += 1
+    for v in range(counts.shape[0]):
+        if counts[v] > 0:
+            log_event_nb(log, ctr, state, EVENT.BATTLE_DECK, side, area, -1, 1 if from_discard else 0, v + lo,
+                         counts[v])
+
+
+@njit(cache=True)
+def log_battle_prep_nb(state, m, cr, area, block_half, defend, withdraw, att_eff, def_eff, log, ctr):
+    """BATTLE_PREP events: the prepared-battle row (:func:`soe_sim.battle.nb.prepare_battle_nb`) of the
+    battle in ``area`` exactly as :func:`~soe_sim.engine.battles.nb.resolve_battle_in_state_nb` builds
+    it, in pairs of entries, so the exact odds over the combat cards can be computed afterwards."""
+    defender = defender_side_nb(state, area)
+    attacker = 1 - defender
+    nbk = state.block_side.shape[0]
+    att_idx = np.empty(nbk, dtype=np.int64)
+    def_idx = np.empty(nbk, dtype=np.int64)
+    att_dir = np.empty(nbk, dtype=np.int64)
+    n_att, n_def, n_support, fortified = battle_inputs_nb(state, m, area, defender, block_half, att_idx, def_idx,
+                                                          att_dir)
+    att_sp = np.empty(n_att, dtype=np.int64)
+    att_half = np.empty(n_att, dtype=np.bool_)
+    att_arm = np.empty(n_att, dtype=np.int64)
+    for k in range(n_att):
+        att_sp[k] = state.block_sp[att_idx[k]]
+        att_half[k] = block_half[att_idx[k]]
+        att_arm[k] = state.block_arm[att_idx[k]]
+    def_sp = np.empty(n_def, dtype=np.int64)
+    def_half = np.empty(n_def, dtype=np.bool_)
+    def_arm = np.empty(n_def, dtype=np.int64)
+    for k in range(n_def):
+        def_sp[k] = state.block_sp[def_idx[k]]
+        def_half[k] = block_half[def_idx[k]]
+        def_arm[k] = state.block_arm[def_idx[k]]
+    front = m.front[area]
+    holder = 0 if state.initiative_side[front] == attacker else 1
+    garrison = state.garrison_side[area] == defender
+    n_pairs = (bnb.N_PREP + 1) // 2
+    prep = np.zeros(2 * n_pairs + 2, dtype=np.int64)
+    bnb.prepare_battle_nb(att_sp, att_half, att_arm, att_dir[:n_att], def_sp, def_half, def_arm, n_support,
+                          garrison, defend, fortified, withdraw, att_eff, def_eff,
+                          holder, state.initiative_level[front], cr, prep[:bnb.N_PREP])
+    # the last pair: what the row folds together (SoE 1.2 fortification, 3.0 garrison, 7.2 Defend, 7.34)
+    prep[2 * n_pairs] = (1 if garrison else 0) + (2 if defend else 0) + (4 if fortified else 0)
+    prep[2 * n_pairs + 1] = n_support
+    for k in range(n_pairs + 1):
+        log_event_nb(log, ctr, state, EVENT.BATTLE_PREP, attacker, area, -1, k, prep[2 * k], prep[2 * k + 1])
+
+
+@njit(cache=True)
+def log_position_nb(state, log, ctr):
+    """POSITION and AREA_STATE events: every block on the map and every area with a controller or a
+    garrison (the map snapshot at the end of a phase)."""
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP and state.block_area[b] >= 0:
+            log_event_nb(log, ctr, state, EVENT.POSITION, state.block_side[b], state.block_area[b], -1, b,
+                         state.block_sp[b], 0)
+    for i in range(state.control.shape[0]):
+        if state.control[i] >= 0 or state.garrison_side[i] >= 0:
+            log_event_nb(log, ctr, state, EVENT.AREA_STATE, state.control[i], i, -1, -1, state.garrison_side[i], 0)
+
+
 @njit(cache=True)
 def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance, log, ctr, cfg,
                      effect):
@@ -1008,10 +1112,16 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         if defend:
             log_event_nb(log, ctr, state, EVENT.DEFEND, defender, area, -1, -1, 0, 0)
         withdraw = wd_mode[area]
+        if cfg.log_detail:
+            log_deck_nb(state, cs, attacker, area, log, ctr)
         att_mod = _battle_cards_nb(state, cs, orders, m, kr, attacker, area, True, policies, rng_policy, rng_chance,
                                    log, ctr, cfg, att_eff)
+        if cfg.log_detail:
+            log_deck_nb(state, cs, defender, area, log, ctr)
         def_mod = _battle_cards_nb(state, cs, orders, m, kr, defender, area, False, policies, rng_policy, rng_chance,
                                    log, ctr, cfg, def_eff)
+        if cfg.log_detail:
+            log_battle_prep_nb(state, m, cr, area, block_half, defend, withdraw, att_eff, def_eff, log, ctr)
         snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
         front = m.front[area]
         ini_side0 = state.initiative_side[front]
@@ -1375,6 +1485,8 @@ def check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
 @njit(cache=True)
 def _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
     ctr[C_PHASES] += 1
+    if cfg.log_detail:
+        log_position_nb(state, log, ctr)
     _record_invariants_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever)
 
 
@@ -1636,7 +1748,8 @@ def with_etable_nb(cfg, etable):
                       cfg.obj_areas, cfg.obj_blocks, cfg.ac_rule, cfg.ac_side, cfg.ac_round, cfg.ac_phase, cfg.ac_min,
                       cfg.n_conditions, cfg.nation_active, cfg.nation_area_ok, cfg.kaunas, cfg.no_reinforcement_phase,
                       cfg.two_front, cfg.card_fronts, cfg.vp_leader_killed, cfg.vp_leader_captured, cfg.max_steps,
-                      cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok, etable)
+                      cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok, etable,
+                      cfg.log_detail)
 
 
 @njit(cache=True, parallel=True)

@@ -1,0 +1,222 @@
+"""Narrated games: ``soe-sim playtest``.
+
+:func:`playtest` plays one seeded game with the engine's detail events on
+(:func:`soe_sim.engine.game.play_game` ``log_detail=True``), turns it into a
+:class:`~soe_sim.playtest.story.Story` and writes, into an output directory:
+
+* ``game.md`` — the narrated report (:func:`soe_sim.playtest.narrate.narrate`);
+* ``events.csv`` — the event log (:func:`soe_sim.engine.game.events_frame`);
+* ``battles.csv`` — one row per battle with its exact odds before the draw;
+* ``snapshots/round-RR-phase-P.png`` — the map after every phase (``round-00-setup.png`` first);
+* ``game.gif`` — the snapshots as an animation;
+* ``search.csv`` — with ``find``: the simulated batch and which games matched.
+
+Seeds: ``seed`` and ``game`` name the game ``play_game(scenario, seed=(seed, game))``, which is row
+``game`` of ``soe_sim.simulate(scenario, seed=seed)`` (``soe-sim simulate --seed``), so a game found
+by ``find`` is replayed with ``--seed S --game G``. The same seed and policies give the same game and
+the same ``game.md``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from soe_sim.errors import Problem, SoeInputError
+from soe_sim.playtest.find import Condition, FindResult, find_game, parse_condition
+from soe_sim.playtest.narrate import narrate
+from soe_sim.playtest.story import Story, build_story
+
+__all__ = ["playtest", "play_story", "Playtest", "battles_frame", "narrate", "build_story", "find_game",
+           "parse_condition", "Condition", "FindResult", "Story", "PLAYTEST_LOG_CAPACITY"]
+
+#: Event-log capacity of a narrated game (the detail events add the map after every phase).
+PLAYTEST_LOG_CAPACITY = 1 << 20
+
+
+@dataclass
+class Playtest:
+    """What :func:`playtest` produced: the story, the report text and the files written."""
+
+    story: Story
+    text: str
+    seed: int
+    game: int
+    out_dir: Path | None = None
+    files: list = field(default_factory=list)
+    search: FindResult | None = None
+
+
+def _policy_label(p) -> str:
+    from soe_sim.sim import policy_label
+
+    name, params = policy_label(p)
+    return name + (f" {params}" if params else "")
+
+
+def play_story(scenario, seed: int, game: int = 0, polish="random", soviet="random"):
+    """Play game ``game`` of batch seed ``seed`` with the detail events and return ``(story, setup, result)``."""
+    from soe_sim.engine.game import play_game
+    from soe_sim.sim import _setup_of
+
+    setup, _ = _setup_of(scenario)
+    result = play_game(setup, (int(seed), int(game)), polish, soviet, log_detail=True,
+                       log_capacity=PLAYTEST_LOG_CAPACITY)
+    return build_story(result, setup), setup, result
+
+
+def battles_frame(story: Story) -> pd.DataFrame:
+    """One row per battle: where and when, the forces, the cards, the exact odds and the result."""
+    n = story.names
+    side = ("polish", "soviet")
+    rows = []
+    for i, b in enumerate(story.battles):
+        ac = b.combat_cards.get(b.attacker, (0, 0, 0))
+        dc = b.combat_cards.get(b.defender, (0, 0, 0))
+        rows.append({
+            "battle": i, "round": b.round, "phase": b.phase, "area": n.area_id[b.area],
+            "attacker": side[b.attacker], "defender": side[b.defender],
+            "attacker_blocks": len(b.attackers), "attacker_sp": sum(s for _, s in b.attackers),
+            "defender_blocks": len(b.defenders), "defender_sp": sum(s for _, s in b.defenders),
+            "garrison": b.garrison, "defend": b.defend, "fortified": b.fortified,
+            "attacker_card": ac[1], "attacker_modifier": ac[2], "defender_card": dc[1], "defender_modifier": dc[2],
+            "attacker_cv": b.attacker_cv, "defender_cv": b.defender_cv,
+            "p_attacker_win": b.p_attacker_win, "p_great_victory": b.p_great_victory,
+            "expected_attacker_losses": b.expected_attacker_losses,
+            "expected_defender_losses": b.expected_defender_losses,
+            "fought": b.fought, "winner": side[b.winner] if b.winner in (0, 1) else "",
+            "attacker_losses": b.attacker_losses, "defender_losses": b.defender_losses,
+            "great_victory": b.great_victory,
+        })
+    return pd.DataFrame(rows)
+
+
+def _replay_command(scenario_id: str, seed: int, game: int, pols: list) -> str:
+    cmd = f"soe-sim playtest --scenario {scenario_id} --seed {seed} --game {game}"
+    for flag, p in zip(("--polish", "--soviet"), pols):
+        cmd += f" {flag} {p.name}"
+        for k, v in sorted(dict(p.params or {}).items()):
+            cmd += f" {flag}-param {k}={float(v):g}"
+    return cmd + " --out DIR"
+
+
+def playtest(scenario, seed: int, *, game: int | None = None, polish="random", soviet="random", out_dir=None,
+             find: str | Condition | None = None, search_games: int = 500, snapshots: bool = True,
+             gif: bool = True, dpi: int = 80, gif_dpi: int = 60, fps: float = 1.0, threads: int | None = None,
+             echo=None, progress: bool = False) -> Playtest:
+    """Play, narrate and (with ``out_dir``) write one game (module docstring).
+
+    Parameters
+    ----------
+    scenario : str or Scenario or GameSetup
+        A scenario id (``soe-sim scenarios``) or TOML path.
+    seed : int
+        Batch seed (≥ 0). Without ``find`` the game narrated is ``(seed, game)``.
+    game : int, optional
+        Game index in the batch (default 0); not allowed together with ``find``.
+    polish, soviet : str, (name, {param: value}) or Policy
+        Numba policies (docs/policies.md).
+    out_dir : path, optional
+        Directory to write into (created; files of an earlier run are replaced). Everything is built
+        in a temporary directory first, so a failure leaves nothing half-written.
+    find : str or Condition, optional
+        Pick the first game of ``search_games`` simulated games matching this condition
+        (:mod:`soe_sim.playtest.find`); no match raises :class:`LookupError`.
+    snapshots, gif : bool
+        Write the PNG snapshots / the GIF.
+    echo : callable, optional
+        Receives progress messages (the CLI prints them on stderr).
+    progress : bool
+        Progress bar of the batch search.
+    """
+    from soe_sim.sim import _check_seed, _setup_of, resolve_policy
+
+    say = echo or (lambda _msg: None)
+    # --- validate everything before any work or any file ---------------------------------------------
+    setup, sid = _setup_of(scenario)
+    pols = [resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet")]
+    seed = _check_seed(seed)
+    if game is not None and (isinstance(game, bool) or int(game) < 0):
+        raise SoeInputError(Problem("--game", "", "", game, "the game index must be a non-negative integer"))
+    search = None
+    if find is not None:
+        if game is not None:
+            raise SoeInputError(Problem("--game", "", "", game, "--game and --find exclude each other",
+                                        "--find picks the game; drop --game"))
+        if int(search_games) < 1:
+            raise SoeInputError(Problem("--search-games", "", "", search_games, "must be at least 1"))
+        cond = find if isinstance(find, Condition) else parse_condition(find, setup.game_map.area_index.keys())
+        say(f"searching {search_games} games of {sid} (seed {seed}) for: {cond.text}")
+        search = find_game(setup, cond, seed=seed, games=int(search_games), polish=pols[0], soviet=pols[1],
+                           threads=threads, progress=progress)
+        if search.game is None:
+            raise LookupError(f"no game among the {search_games} games of {sid} (seed {seed}) matches "
+                              f"{cond.text!r}; try more games (--search-games) or another seed")
+        game = search.game
+        say(f"found game {game} ({search.matches} of {search_games} games match)")
+    game = int(game or 0)
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None and out.exists() and not out.is_dir():
+        raise SoeInputError(Problem("--out", "", "", str(out), "exists and is not a directory"))
+
+    # --- play and narrate ----------------------------------------------------------------------------
+    say(f"playing {sid}, seed {seed}, game {game} ({pols[0].name} v {pols[1].name})")
+    story, setup, result = play_story(setup, seed, game, pols[0], pols[1])
+    if search is not None:
+        row = search.games.loc[search.games["game"] == game].iloc[0]
+        if (row["winner"] or None) != result.winner or int(row["vp"]) != result.vp:  # pragma: no cover
+            say("warning: the narrated game differs from the simulated one (please report this)")
+    header = [f"Scenario: `{sid}` — {setup.scenario.name} ({setup.scenario.start} to {setup.scenario.end})",
+              f"Seed {seed}, game {game}: `play_game('{sid}', seed=({seed}, {game}), ...)`, row {game} of "
+              f"`soe-sim simulate --scenario {sid} --seed {seed}`",
+              f"Policies: Polish {_policy_label(pols[0])}, Soviet {_policy_label(pols[1])}",
+              f"Replay: `{_replay_command(sid, seed, game, pols)}`"]
+    if search is not None:
+        header.append(f"Found by `--find \"{search.condition.text}\"`: first of {search.matches} matching games "
+                      f"among {len(search.games)}")
+    text = narrate(story, header=header, snapshot_dir="snapshots" if snapshots else None)
+    pt = Playtest(story=story, text=text, seed=seed, game=game, search=search)
+    if out is None:
+        return pt
+
+    # --- write into a temporary directory, then move into place ---------------------------------------
+    parent = out.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".playtest-", dir=parent))
+    except OSError as err:
+        raise SoeInputError(Problem("--out", "", "", str(out), f"cannot write: {err.strerror or err}")) from None
+    try:
+        (tmp / "game.md").write_text(text, encoding="utf-8")
+        result.events.to_csv(tmp / "events.csv", index=False)
+        battles_frame(story).to_csv(tmp / "battles.csv", index=False)
+        if search is not None:
+            s = search.games.copy()
+            s.attrs = {}
+            s.insert(0, "matches", search.mask.to_numpy())
+            s.to_csv(tmp / "search.csv", index=False)
+        if snapshots or gif:
+            from soe_sim.playtest.snapshots import write_snapshots
+
+            def frame(i, n, ph):
+                say(f"map {i + 1}/{n}: {ph.title}")
+
+            write_snapshots(story, tmp / "snapshots", png=snapshots, gif_path=(tmp / "game.gif") if gif else None,
+                            dpi=dpi, gif_dpi=gif_dpi, fps=fps, progress=frame)
+        out.mkdir(parents=True, exist_ok=True)
+        for item in sorted(tmp.iterdir()):
+            dest = out / item.name
+            if dest.is_dir() and not dest.is_symlink():
+                shutil.rmtree(dest)
+            elif dest.exists() or dest.is_symlink():
+                dest.unlink()
+            os.replace(item, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    pt.out_dir = out
+    pt.files = sorted(p for p in out.rglob("*") if p.is_file())
+    return pt

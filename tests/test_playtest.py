@@ -1,0 +1,329 @@
+"""soe-sim playtest: narrated games (SoE 5.0 phase by phase), exact battle odds (SoE 7.41), map
+snapshots and GIF, the --find condition language, and the CLI's error paths."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from soe_sim.battle import nb as bnb
+from soe_sim.engine.game import play_game
+from soe_sim.errors import SoeInputError
+from soe_sim.playtest import battles_frame, narrate, play_story, playtest
+from soe_sim.playtest.narrate import signed_vp
+from soe_sim.playtest.find import NUMERIC_COLUMNS, find_game, parse_condition, start_control
+
+SCENARIO = "tutorial"
+SEED = 1
+DETAIL = ("battle_prep", "battle_deck", "position", "area_state")
+
+
+@pytest.fixture(scope="module")
+def game():
+    story, setup, result = play_story(SCENARIO, SEED, 0)
+    return story, setup, result, narrate(story)
+
+
+@pytest.fixture(scope="module")
+def areas():
+    from soe_sim.engine.game import game_setup
+
+    return list(game_setup(SCENARIO).game_map.area_index)
+
+
+# --------------------------------------------------------------------------------------------------
+# The engine's detail events (GameConfig.log_detail)
+
+
+def test_detail_events_do_not_change_the_game(game):
+    story, setup, result, _ = game
+    plain = play_game(SCENARIO, (SEED, 0))
+    ev = result.events
+    assert set(DETAIL) <= set(ev["kind"])
+    assert DETAIL[0] not in set(plain.events["kind"])
+    stripped = ev[~ev["kind"].isin(DETAIL)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(stripped, plain.events.reset_index(drop=True))
+    assert (plain.winner, plain.vp, plain.rounds) == (result.winner, result.vp, result.rounds)
+
+
+def test_positions_match_the_final_state(game):
+    """POSITION events after the last phase = the blocks on the map at the end (SoE 7.8 snapshot)."""
+    story, setup, result, _ = game
+    st = result.state
+    on = np.flatnonzero(st.block_status == 0)
+    final = sorted((int(b), int(st.block_side[b]), int(st.block_area[b]), int(st.block_sp[b])) for b in on)
+    assert story.phases[-1].blocks == final
+    assert np.array_equal(story.phases[-1].control, st.control.astype(int))
+    assert np.array_equal(story.phases[-1].garrison, st.garrison_side.astype(int))
+
+
+@pytest.mark.parametrize("game_index", [0, 1, 2, 3])
+def test_event_tracking_agrees_with_positions(game_index):
+    """Moves, losses, retreats and placements in the log rebuild the map recorded after every phase."""
+    story, _, _ = play_story(SCENARIO, SEED, game_index)
+    assert story.detail
+    assert story.tracking_mismatches == 0
+
+
+# --------------------------------------------------------------------------------------------------
+# Narration
+
+
+def test_narration_sections(game):
+    story, setup, result, text = game
+    assert text.startswith("# Strike of the Eagle playtest — Tutorial")
+    for heading in ("### Set-up", "## Round 1", "### Round 1, Operation Phase 1", "### Round 1, Operation Phase 5",
+                    "**Cards**", "**Orders placed**", "**Orders executed**", "**Battles**", "## Result"):
+        assert heading in text, heading
+    assert re.search(r"(Polish|Soviet) plays card \d+ “[^”]+” on the (north|south) front for", text)
+    assert re.search(r"(Polish|Soviet) Recon at \w", text)
+    assert "snapshots/round-01-phase-1.png" in text
+    assert f"final {signed_vp(result.vp)}" in text
+    assert "*At the start:*" in text and text.count("*End of phase:*") == len(story.phases) - 1
+
+
+def test_every_battle_is_narrated_with_exact_odds(game):
+    story, setup, result, text = game
+    logged = result.events[result.events["kind"] == "battle"]
+    assert len(logged) == len(story.battles) >= 1
+    for (_, row), bt in zip(logged.iterrows(), story.battles):
+        assert story.names.area_id[bt.area] == row["area"]
+        assert f"**Battle of {story.names.area(bt.area)}**" in text
+        assert bt.prep is not None
+        assert 0.0 <= bt.p_attacker_win <= 1.0
+        assert 0.0 <= bt.p_great_victory <= 1.0
+        assert bt.consistent  # the recorded row + the cards drawn give the logged winner
+        assert re.search(rf"win {100 * bt.p_attacker_win:.1f} % exact", text)
+    frame = battles_frame(story)
+    assert len(frame) == len(story.battles)
+    assert frame["p_attacker_win"].between(0, 1).all()
+
+
+def test_battle_row_reproduces_logged_losses():
+    """SoE 7.41.5: the recorded prepared row resolved with the recorded cards gives the logged losses."""
+    checked = 0
+    for g in range(6):
+        story, _, _ = play_story(SCENARIO, SEED, g)
+        for bt in story.battles:
+            if not bt.fought or bt.prep is None:
+                continue
+            res = np.empty(bnb.N_OUT, dtype=np.int64)
+            bnb.resolve_nb(bt.prep, np.int64(bt.combat_cards[bt.attacker][2]),
+                           np.int64(bt.combat_cards[bt.defender][2]), story.setup.cr, res)
+            assert bt.attacker_losses == min(res[bnb.O_ATT_LOSSES], bt.prep[bnb.P_ATT_SP])
+            assert bt.defender_losses == min(res[bnb.O_DEF_BLOCK_LOSSES], bt.prep[bnb.P_DEF_SP]) + res[
+                bnb.O_GARRISON_LOST]
+            assert bt.attacker_cv == res[bnb.O_ATT_CV]
+            checked += 1
+    assert checked >= 3
+
+
+def test_odds_use_the_recorded_piles(game):
+    """A blind draw is uniform over the recorded pile (SoE 7.41.2); a card from the hand is certain."""
+    story, *_ = game
+    from soe_sim.engine.cards.nb import USE_COMBAT_HAND
+
+    for bt in story.battles:
+        for s in (bt.attacker, bt.defender):
+            use, card, mod = bt.combat_cards[s]
+            if use != USE_COMBAT_HAND and card > 0:
+                counts, _ = bt.decks[s]
+                assert mod in counts and sum(counts.values()) >= 1
+        # the exact probability equals the enumeration by hand over the two piles
+        tot = 0.0
+        for av, ap in _dist(bt, bt.attacker):
+            for dv, dp in _dist(bt, bt.defender):
+                res = np.empty(bnb.N_OUT, dtype=np.int64)
+                bnb.resolve_nb(bt.prep, np.int64(av), np.int64(dv), story.setup.cr, res)
+                tot += ap * dp * (res[bnb.O_ATTACKER_WINS] == 1)
+        assert tot == pytest.approx(bt.p_attacker_win, abs=1e-12)
+
+
+def _dist(bt, side):
+    from soe_sim.engine.cards.nb import USE_COMBAT_HAND
+
+    use, _card, mod = bt.combat_cards[side]
+    if use == USE_COMBAT_HAND:
+        return [(mod, 1.0)]
+    counts, _ = bt.decks[side]
+    n = sum(counts.values())
+    return [(v, c / n) for v, c in counts.items()] if n else [(0, 1.0)]
+
+
+def test_vp_changes_sum_to_final_vp(game):
+    story, setup, result, text = game
+    vp_events = result.events[result.events["kind"] == "vp"]
+    assert sum(c for _r, _p, c, _cause, _a in story.vp_changes) == result.vp - story.vp_start == int(
+        vp_events["value"].sum())
+    assert len(re.findall(r"VP track [+−]\d+ \([A-Za-z]+\) → [+−]\d+", text)) == len(vp_events)
+    last = story.phases[-1]
+    assert last.vp_end == result.vp
+    assert f"summing to {result.vp - story.vp_start:+d}" in text
+
+
+def test_same_seed_same_text(game):
+    *_, text = game
+    story2, _, _ = play_story(SCENARIO, SEED, 0)
+    assert narrate(story2) == text
+    story3, _, _ = play_story(SCENARIO, SEED, 1)
+    assert narrate(story3) != text
+
+
+# --------------------------------------------------------------------------------------------------
+# --find
+
+
+def test_condition_language(areas):
+    c = parse_condition("soviet wins and warsaw falls", areas)
+    assert c.tree == ("and", ("winner", "soviet"), ("falls", "warsaw"))
+    assert c.cities == ("warsaw",)
+    assert parse_condition("Polish WINS", areas).tree == ("winner", "polish")
+    assert parse_condition("vp >= 5", areas).tree == ("cmp", "vp", 1.0, ">=", 5.0)
+    assert parse_condition("rounds <= 3", areas).tree == ("cmp", "rounds", 1.0, "<=", 3.0)
+    assert parse_condition("kiev held by polish", areas).tree == ("held", "kiev", "polish")
+    assert parse_condition("soviet holds kiev", areas).tree == ("held", "kiev", "soviet")
+    assert parse_condition("soviet vp > 2", areas).tree == ("cmp", "vp", -1.0, ">", 2.0)
+    assert parse_condition("soviet battles_won >= 1", areas).tree == ("cmp", "battles_won_soviet", 1.0, ">=", 1.0)
+    assert parse_condition("not (draw or aborted) and immediate victory", areas).tree == (
+        "and", ("not", ("or", ("draw",), ("outcome", "aborted"))), ("outcome", "immediate_victory"))
+    assert "vp" in NUMERIC_COLUMNS and "winner" not in NUMERIC_COLUMNS
+
+
+@pytest.mark.parametrize("text, word", [
+    ("soviet wins and warsaw explodes", "explodes"),
+    ("polsh wins", "polsh"),
+    ("vp >= lots", "lots"),
+    ("vp 5", "5"),
+    ("(polish wins", "the end of the condition"),
+    ("", ""),
+    ("kiev held by romania", "romania"),
+    ("__import__('os')", "'"),
+])
+def test_condition_errors_name_the_word_and_list_what_is_understood(text, word, areas):
+    with pytest.raises(SoeInputError) as err:
+        parse_condition(text, areas)
+    msg = str(err.value)
+    assert msg.startswith("--find")
+    assert repr(word) in msg or word in msg
+    if text not in ("kiev held by romania",):
+        assert "understood" in msg or "e.g." in msg
+
+
+def test_condition_evaluation(areas):
+    df = pd.DataFrame({"winner": ["polish", "soviet", "", ""], "outcome": ["finished"] * 3 + ["aborted"],
+                       "vp": [3, -2, 0, 0], "rounds": [1, 2, 3, 4], "held_warsaw": ["polish", "soviet", "polish", ""]})
+    start = {"warsaw": "polish"}
+    ev = lambda t: parse_condition(t, areas).evaluate(df, start).tolist()  # noqa: E731
+    assert ev("soviet wins and warsaw falls") == [False, True, False, False]
+    assert ev("polish wins or draw") == [True, False, True, False]
+    assert ev("warsaw held by nobody") == [False, False, False, True]
+    assert ev("soviet vp >= 2") == [False, True, False, False]
+    assert ev("not rounds <= 2") == [False, False, True, True]
+
+
+def test_find_picks_the_first_matching_game():
+    from soe_sim.engine.game import game_setup
+    from soe_sim.sim import simulate
+
+    res = find_game(SCENARIO, "soviet wins", seed=SEED, games=12, threads=1)
+    assert res.game is not None
+    sim = simulate(SCENARIO, games=12, seed=SEED, threads=1)
+    winners = sim["winner"].tolist()
+    assert winners[res.game] == "soviet" and "soviet" not in winners[:res.game]
+    assert res.matches == winners.count("soviet")
+    story, _, result = play_story(SCENARIO, SEED, res.game)  # the very game of the batch
+    assert result.winner == "soviet" and result.vp == sim.loc[res.game, "vp"]
+    # a city condition: held_<city> of simulate against the scenario's starting control
+    setup = game_setup(SCENARIO)
+    city = "kiev"
+    res2 = find_game(SCENARIO, f"{city} falls", seed=SEED, games=12, threads=1)
+    start = start_control(setup, [city])[city]
+    held = res2.games[f"held_{city}"].tolist()
+    falls = [h != start for h in held]
+    assert res2.matches == sum(falls)
+    assert res2.game == (falls.index(True) if any(falls) else None)
+
+
+# --------------------------------------------------------------------------------------------------
+# CLI: files, snapshots, GIF, errors
+
+
+def test_cli_writes_report_snapshots_and_gif(tmp_path, capsys):
+    from PIL import Image
+
+    from soe_sim.cli import main
+
+    out = tmp_path / "pt"
+    code = main(["playtest", "--scenario", SCENARIO, "--seed", str(SEED), "--out", str(out), "--dpi", "40",
+                 "--quiet"])
+    assert code == 0
+    text = (out / "game.md").read_text(encoding="utf-8")
+    assert text == playtest(SCENARIO, SEED).text  # same seed, same report (no files written here)
+    assert f"Seed {SEED}, game 0" in text
+    story, *_ = play_story(SCENARIO, SEED, 0)
+    events = pd.read_csv(out / "events.csv")
+    assert (events["kind"] == "battle").sum() == len(story.battles)
+    pngs = sorted((out / "snapshots").glob("*.png"))
+    assert [p.stem for p in pngs] == sorted(ph.slug for ph in story.phases)
+    assert pngs[0].stem == "round-00-setup"
+    for p in pngs:
+        with Image.open(p) as im:
+            im.verify()
+            assert im.format == "PNG"
+    with Image.open(out / "game.gif") as gif:
+        assert gif.format == "GIF" and gif.n_frames >= 2
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".playtest-")]  # no temporary left
+    assert "game.md" in capsys.readouterr().out
+
+
+def test_cli_find(tmp_path, capsys):
+    from soe_sim.cli import main
+
+    out = tmp_path / "found"
+    code = main(["playtest", "--scenario", SCENARIO, "--seed", str(SEED), "--out", str(out), "--find",
+                 "soviet wins", "--search-games", "12", "--threads", "1", "--no-snapshots", "--no-gif"])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "searching 12 games" in err and "found game" in err
+    search = pd.read_csv(out / "search.csv")
+    g = int(search.loc[search["matches"], "game"].iloc[0])
+    text = (out / "game.md").read_text(encoding="utf-8")
+    assert f"Seed {SEED}, game {g}" in text and "**Soviet win**" in text
+    assert f"--seed {SEED} --game {g}" in text
+    assert not (out / "snapshots").exists() and not (out / "game.gif").exists()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--scenario", "tutorail", "--seed", "1"], "tutorial"),
+    (["--scenario", "tutorial", "--seed", "-3"], "--seed"),
+    (["--scenario", "tutorial", "--seed", "x"], "--seed"),
+    (["--scenario", "tutorial", "--seed", "1", "--polish", "agressive"], "aggressive"),
+    (["--scenario", "tutorial", "--seed", "1", "--soviet-param", "attack_treshold=0.5"], "attack_threshold"),
+    (["--scenario", "tutorial", "--seed", "1", "--find", "soviet wins and warsaw explodes"], "explodes"),
+    (["--scenario", "tutorial", "--seed", "1", "--find", "polish wins", "--game", "2"], "--game"),
+])
+def test_cli_errors_exit_2_and_write_nothing(tmp_path, capsys, args, needle):
+    from soe_sim.cli import main
+
+    out = tmp_path / "never"
+    code = main(["playtest", *args, "--out", str(out)])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and len(err.splitlines()) == 1 and needle in err
+    assert "Traceback" not in err
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_no_match_exits_1(tmp_path, capsys):
+    from soe_sim.cli import main
+
+    out = tmp_path / "none"
+    code = main(["playtest", "--scenario", SCENARIO, "--seed", "1", "--out", str(out), "--find", "rounds > 50",
+                 "--search-games", "3", "--threads", "1", "--quiet"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "no game among the 3 games" in err and "--search-games" in err
+    assert not out.exists()
