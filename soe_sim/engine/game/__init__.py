@@ -17,6 +17,8 @@ Readings of the loop: docs/rules.md "Engine: the round loop" (G1…).
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -293,8 +295,6 @@ def _setup_cached(scenario_id: str, ruleset: str = "soe") -> GameSetup:
 def ruleset_scenario(scenario, roster, rules):
     """The scenario as the ruleset plays it (Python-level ruleset options): without leader blocks
     when ``blocks.leaders_in_play`` is false (EatS has none, reading V10). Unchanged under SoE."""
-    import dataclasses
-
     if bool(rules["blocks.leaders_in_play"]):
         return scenario
     leaders = set(roster.blocks["id"][roster.blocks["arm"] == "leader"])
@@ -316,8 +316,6 @@ def ruleset_for_scenario(rules, scenario):
     draw, limit = int(rules["cards.draw_per_round_both_fronts"]), int(rules["cards.hand_limit_both_fronts"])
     if (draw, limit) == (int(rules["cards.draw_per_round"]), int(rules["cards.hand_limit"])):
         return rules
-    import copy
-
     values = copy.deepcopy(rules.values)
     values["cards"]["draw_per_round"] = draw
     values["cards"]["hand_limit"] = limit
