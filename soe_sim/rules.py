@@ -43,6 +43,10 @@ class CombatRules(NamedTuple):
     initiative_min_level: int
     initiative_max_level: int
     initiative_max_change: int
+    # ruleset options (SoE defaults in data/rules/soe.toml; The Eagle and the Star: data/rules/eats.toml)
+    initiative_gain_by_loss_difference: bool  # EatS II.4.3 (SoE 6.1: losses inflicted only)
+    garrison_first_loss_only_if_defender_loses: bool  # EatS II.4.2 (SoE 3.0: always first)
+    rail_moved_strength_zero: bool  # EatS II.4.1 Railway transport (SoE: rail moves after battles)
 
 
 def _read_toml(path: Path) -> dict:
@@ -158,25 +162,58 @@ class Rules:
             initiative_min_level=int(ini["min_level"]),
             initiative_max_level=int(ini["max_level"]),
             initiative_max_change=int(ini["max_change_per_battle"]),
+            initiative_gain_by_loss_difference=bool(ini["gain_by_loss_difference"]),
+            garrison_first_loss_only_if_defender_loses=bool(c["garrison_first_loss_only_if_defender_loses"]),
+            rail_moved_strength_zero=bool(c["rail_moved_strength_zero"]),
         )
 
     def __repr__(self) -> str:
         return f"Rules({self.name!r}, files={self.files})"
 
 
+def builtin_rulesets() -> list[str]:
+    """Names of the built-in rulesets (``data/rules/<name>.toml``)."""
+    return sorted(p.stem for p in (data_dir() / "rules").glob("*.toml"))
+
+
 def _ruleset_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix == ".toml":
         return path
-    return data_dir() / "rules" / f"{name_or_path}.toml"
+    path = data_dir() / "rules" / f"{name_or_path}.toml"
+    if not path.exists():
+        names = builtin_rulesets()
+        hint = did_you_mean(str(name_or_path), names)
+        raise SoeInputError(Problem(
+            "ruleset", "", "", str(name_or_path), "unknown ruleset",
+            (hint + "; " if hint else "") + f"built-in rulesets: {', '.join(names)} (or a path to a .toml file)"))
+    return path
+
+
+def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, list[str]]:
+    """A ruleset file merged over the file its ``[meta] base`` names (recursively), so that a variant
+    such as ``eats`` (``base = "soe"``) is a complete ruleset of its own."""
+    path = _ruleset_path(name)
+    data = _read_toml(path)
+    sources = data.pop("sources", {})
+    parent = data.get("meta", {}).pop("base", None)
+    if parent is None:
+        return data, sources, [str(path)]
+    if not isinstance(parent, str) or str(parent) in chain + (str(name),):
+        raise SoeInputError(Problem(str(path), "meta", "base", parent,
+                                    "expected the name of another ruleset (no cycles)", "e.g. base = \"soe\""))
+    values, base_sources, files = _load_chain(parent, chain + (str(name),))
+    problems: list[Problem] = []
+    _merge(values, data, str(path), "", problems)
+    if problems:
+        raise SoeInputError(problems)
+    base_sources.update(sources)
+    return values, base_sources, files + [str(path)]
 
 
 @lru_cache(maxsize=32)
 def _load_cached(base: str, overlays: tuple[str, ...]) -> Rules:
-    base_path = _ruleset_path(base)
-    values = _read_toml(base_path)
-    sources = values.pop("sources", {})
-    files = [str(base_path)]
+    values, sources, files = _load_chain(base)
     problems: list[Problem] = []
     for overlay in overlays:
         path = _ruleset_path(overlay)
@@ -196,7 +233,10 @@ def load_rules(ruleset: str | Path = "soe", overlays: Iterable[str | Path] = ())
     Parameters
     ----------
     ruleset : str or Path
-        Built-in name (``"soe"`` → ``data/rules/soe.toml``) or a path to a TOML file.
+        Built-in name (``"soe"`` → ``data/rules/soe.toml``, ``"eats"`` → The Eagle and the Star,
+        ``data/rules/eats.toml``) or a path to a TOML file. A file whose ``[meta]`` has
+        ``base = "<name>"`` is merged over that ruleset (docs/data-format.md). An unknown name is a
+        :class:`~soe_sim.errors.SoeInputError` with a suggestion.
     overlays : iterable of str or Path
         Variant files whose keys replace the base ones; unknown keys are an error naming the
         file and key with a suggestion.

@@ -281,6 +281,11 @@ def resolve_nb(prep, att_modifier, def_modifier, rules, out):
     if rules.garrison_loss_counts_for_outcome:
         def_for_outcome += garrison_lost
     attacker_wins = def_for_outcome > att_real
+    if rules.garrison_first_loss_only_if_defender_loses and not attacker_wins:
+        # EatS II.4.2: "Garrisons are used to pay first losses in a lost defensive battle": a
+        # winning defender's blocks pay first, the garrison only what they cannot (reading V7).
+        def_block_losses = min(def_real, prep[P_DEF_SP])
+        garrison_lost = def_real - def_block_losses
 
     # SoE 7.44: a winner inflicting >= 4 real losses scores a great victory.
     great = 0
@@ -295,14 +300,20 @@ def resolve_nb(prep, att_modifier, def_modifier, rules, out):
 
     # SoE 6.1: the holder gains a level by winning and inflicting more SP losses than his
     # current level; loses one for any lost battle; at 1 the marker flips to the opponent.
+    def_for_initiative = def_block_losses
+    if rules.garrison_loss_counts_for_initiative:
+        def_for_initiative += garrison_lost
     if holder == 0:
         holder_won = attacker_wins
-        inflicted_by_holder = def_block_losses
-        if rules.garrison_loss_counts_for_initiative:
-            inflicted_by_holder += garrison_lost
+        inflicted_by_holder = def_for_initiative
+        suffered_by_holder = att_real
     else:
         holder_won = not attacker_wins
         inflicted_by_holder = att_real
+        suffered_by_holder = def_for_initiative
+    if rules.initiative_gain_by_loss_difference:
+        # EatS II.4.3 Example 1: the losses inflicted minus those suffered must exceed the level.
+        inflicted_by_holder -= suffered_by_holder
     change = INIT_NONE
     if holder_won:
         if inflicted_by_holder > level and level < rules.initiative_max_level:

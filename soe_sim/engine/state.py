@@ -96,6 +96,7 @@ class EngineRules(NamedTuple):
     forced_cavalry: int
     forced_leader: int
     operation_phases: int  # SoE 5.0
+    garrisons_in_supply_phase: bool  # EatS II.4.2 (reading V6); SoE 8.1: Reinforcement Phase only
 
 
 def engine_constants(rules) -> EngineRules:
@@ -118,6 +119,7 @@ def engine_constants(rules) -> EngineRules:
         forced_cavalry=int(r["movement.cavalry_forced_march"]),
         forced_leader=int(r["movement.leader_forced_march"]),
         operation_phases=int(r["round.operation_phases"]),
+        garrisons_in_supply_phase=bool(r["garrison.place_in_supply_phase"]),
     )
 
 

@@ -409,17 +409,18 @@ def _check_seed(seed, where="--seed"):
     return int(seed)
 
 
-def _setup_of(scenario):
-    """(GameSetup, scenario id) of an id, a Scenario or a GameSetup; unknown ids raise SoeInputError."""
+def _setup_of(scenario, ruleset=None):
+    """(GameSetup, scenario id) of an id, a Scenario or a GameSetup under ``ruleset`` (None: "soe",
+    or the GameSetup's own); unknown ids and rulesets raise SoeInputError with a suggestion."""
     from soe_sim.engine.game import GameSetup, game_setup
 
     if isinstance(scenario, GameSetup):
-        return scenario, str(scenario.scenario.id)
+        return game_setup(scenario, ruleset), str(scenario.scenario.id)
     if isinstance(scenario, str):
         from soe_sim.data import load_scenario
 
         load_scenario(scenario)  # SoeInputError (with a suggestion) for an unknown id
-    setup = game_setup(scenario)
+    setup = game_setup(scenario, ruleset)
     return setup, str(setup.scenario.id)
 
 
@@ -730,13 +731,16 @@ def _batch_size(games: int, threads: int) -> int:
 def simulate(scenario, polish="random", soviet="random", *, games: int | None = None, seed: int | None = None,
              threads: int | None = None, trajectories: bool = False, battles: bool = False,
              ci_width: float | None = None, batch_size: int | None = None, key_cities=None,
-             progress: bool = False, out: str | None = None, log_capacity: int | None = None):
+             progress: bool = False, out: str | None = None, log_capacity: int | None = None, ruleset=None):
     """Play many games of ``scenario`` and return one row per game.
 
     Parameters
     ----------
     scenario : str, Scenario or GameSetup
         A scenario id (``soe-sim scenarios``), a loaded Scenario or an engine GameSetup (for rule overlays).
+    ruleset : str, path or soe_sim.rules.Rules
+        ``"soe"`` (default), ``"eats"`` (The Eagle and the Star, docs/rules.md "EatS variant"), a
+        rules TOML or a Rules object (:func:`soe_sim.engine.game.game_setup`).
     polish, soviet : str, (name, {param: value}) or soe_sim.engine.game.Policy
         Numba policies from the engine's registry (:data:`soe_sim.engine.game.policies.POLICY_IDS`),
         with optional parameter overrides (:data:`soe_sim.engine.game.PARAMS`).
@@ -769,7 +773,7 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     """
     from tqdm.auto import tqdm
 
-    setup, sid = _setup_of(scenario)
+    setup, sid = _setup_of(scenario, ruleset)
     polish = resolve_policy(polish, "--polish")
     soviet = resolve_policy(soviet, "--soviet")
     seed = _check_seed(seed)
@@ -819,7 +823,7 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     df.index.name = None
     meta = {"scenario": sid, "polish": policy_label(polish)[0], "soviet": policy_label(soviet)[0],
             "polish_params": policy_label(polish)[1], "soviet_params": policy_label(soviet)[1], "seed": seed, "games": int(len(df)),
-            "threads": nthreads, "seconds": elapsed, "games_per_second": len(df) / elapsed if elapsed > 0 else None,
+            "ruleset": str(setup.rules["meta.id"]), "threads": nthreads, "seconds": elapsed, "games_per_second": len(df) / elapsed if elapsed > 0 else None,
             "ci_width": _ci_width(df)}
     if ci_width is not None:
         meta["ci_target"] = float(ci_width)

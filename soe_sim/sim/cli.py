@@ -20,7 +20,8 @@ def _pct(x: float) -> str:
 
 def format_summary(s: dict) -> str:
     """The ``--format table`` text of a :func:`soe_sim.sim.summarize` dict."""
-    lines = [f"{s.get('scenario', '?')}: {s.get('polish', '?')} (Polish) vs {s.get('soviet', '?')} (Soviet), "
+    rs = f" under {s['ruleset']}" if s.get("ruleset", "soe") != "soe" else ""
+    lines = [f"{s.get('scenario', '?')}{rs}: {s.get('polish', '?')} (Polish) vs {s.get('soviet', '?')} (Soviet), "
              f"{s['games']} games, seed {s.get('seed', '?')}"]
     for key, label in (("polish_win", "Polish win"), ("soviet_win", "Soviet win"), ("draw", "draw")):
         lo, hi = s[key + "_ci"]
@@ -83,10 +84,12 @@ def _with_params(name: str, pairs, option: str):
 @click.option("--ci-width", default=None, type=float,
               help="Adaptive: play batches until the 95 %% intervals of both win rates are narrower than this.")
 @click.option("--batch", default=None, type=click.IntRange(min=1), help="Games per batch in adaptive mode [1000].")
+@click.option("--ruleset", default="soe", show_default=True,
+              help="Ruleset: soe, eats (The Eagle and the Star, docs/rules.md 'EatS variant') or a rules TOML path.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [default: when a terminal].")
 def simulate_command(scenario, polish, soviet, polish_params, soviet_params, games, seed, threads, out, traj_out,
-                     battles_out, ci_width, batch, fmt, progress) -> None:
+                     battles_out, ci_width, batch, ruleset, fmt, progress) -> None:
     """Play many seeded games and summarise them (win rates with 95 % Wilson intervals, VP, losses).
 
     The JSON has games, polish_win, soviet_win, draw (rates), their *_ci intervals, aborted, vp_mean,
@@ -100,11 +103,12 @@ def simulate_command(scenario, polish, soviet, polish_params, soviet_params, gam
     soviet = _with_params(soviet, soviet_params, "--soviet-param")
     res = simulate(scenario, polish, soviet, games=games, seed=seed, threads=threads, ci_width=ci_width,
                    batch_size=batch, trajectories=bool(traj_out), battles=bool(battles_out), progress=progress,
-                   out=out)
+                   out=out, ruleset=ruleset)
     df = res.games if isinstance(res, Simulation) else res
     meta = df.attrs.get("soe_sim", {})
     summary = summarize(df, meta.get("seconds"))
     summary["threads"] = meta.get("threads")
+    summary["ruleset"] = meta.get("ruleset", "soe")
     for k in ("ci_target", "ci_reached"):
         if k in meta:
             summary[k] = meta[k]

@@ -320,6 +320,14 @@ def load_config(config, *, base_dir: str | Path | None = None) -> SweepConfig:
     if not isinstance(ruleset, str):
         problems.append(Problem(file, "", "ruleset", ruleset, "expected a ruleset name or TOML path"))
         ruleset = "soe"
+    else:
+        from soe_sim.rules import load_rules
+
+        try:  # an unknown built-in name ("eatz"): the error suggests the closest ("eats")
+            load_rules(ruleset)
+        except SoeInputError as err:
+            problems.extend(Problem(file, "", "ruleset", q.value, q.message, q.suggestion) for q in err.problems)
+            ruleset = "soe"
     overlays: list[Overlay] = []
     ov = raw.get("overlays", None)
     if ov is None:

@@ -17,6 +17,8 @@ Readings of the loop: docs/rules.md "Engine: the round loop" (G1…).
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -26,7 +28,8 @@ import numba
 import numpy as np
 import pandas as pd
 
-from soe_sim.data.enums import Front, Side
+from soe_sim.data.enums import Front, Nation, Side, Territory
+from soe_sim.errors import Problem, SoeInputError, did_you_mean
 from soe_sim.engine.game import nb
 from soe_sim.engine.game.nb import (
     ABORT,
@@ -151,7 +154,7 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
     n_areas = game_map.n_areas
     nbk = state.n_blocks
     vic = scenario.victory or {}
-    imm = list(vic.get("immediate") or [])
+    imm = list(vic.get("immediate") or []) + ruleset_immediate_victory(rules, scenario, game_map)
     imm_kind = np.array([nb.IMMEDIATE_CAPTURE_AREA if i["kind"] == "capture_area" else nb.IMMEDIATE_VP_AT_LEAST
                          for i in imm], dtype=np.int64)
     imm_side = np.array([int(Side.from_slug(i["side"])) for i in imm], dtype=np.int64)
@@ -187,6 +190,12 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
     # G15: where a neutral nation's blocks may move (its rule's max_distance from max_distance_from)
     _, move_ok = nation_rules(game_map, SimpleNamespace(
         special_rules=[r for r in scenario.special_rules if r.get("kind") == "neutral_nation"]))
+    intern = internment_config(rules, game_map)
+    closed = intern.pop("closed_to")
+    if closed is not None:  # EatS II.3 "Polish units can't cross the German border" (V11): move / rail rows
+        sides = roster.blocks["side"].to_numpy()
+        for nat in {str(x) for x in roster.blocks["nation"][sides == Side(closed).slug]}:
+            move_ok[int(Nation.from_slug(nat)), intern["intern_area"]] = False
     kinds = {r.get("kind") for r in scenario.special_rules}
     players = list(scenario.players or [2, 2])
     two_front = max(players) > 2  # SoE 10.1: a 3–4 player scenario played by one player per side
@@ -208,16 +217,109 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
         vp_leader_killed=int(rules["vp.leader_destroyed"]), vp_leader_captured=int(rules["vp.leader_captured"]),
         max_steps=int(max_steps), max_phase_steps=int(max_phase_steps), max_phases=int(max_phases),
         check_invariants=bool(check_invariants),
-        nation_move_ok=move_ok, etable=event_table(state, roster, rules),
+        nation_move_ok=move_ok, **intern, etable=event_table(state, roster, rules),
     )
 
 
+def ruleset_immediate_victory(rules, scenario, game_map) -> list[dict]:
+    """The ``[[victory.immediate]]`` conditions the ruleset adds to every scenario (``[victory]``:
+    EatS XII.1, 15 VP or a Soviet capture of Warsaw; SoE none), minus those the scenario already has."""
+    own = [(i.get("kind"), i.get("side"), i.get("area"), int(i.get("value", 0) or 0))
+           for i in ((scenario.victory or {}).get("immediate") or [])]
+    out = []
+    vp = int(rules["victory.immediate_vp"])
+    if vp > 0:
+        for side in Side.slugs():
+            if ("vp_at_least", side, None, vp) not in own:
+                out.append({"kind": "vp_at_least", "side": side, "value": vp})
+    area = str(rules["victory.immediate_capture_area"])
+    if area:
+        side = _rules_side(rules, "victory.immediate_capture_side")
+        if area not in game_map.area_index:
+            raise SoeInputError(Problem(rules.files[-1], "victory", "immediate_capture_area", area, "unknown area",
+                                        did_you_mean(area, game_map.area_index)))
+        if ("capture_area", side, area, 0) not in own:
+            out.append({"kind": "capture_area", "side": side, "area": area})
+    return out
+
+
+def _rules_side(rules, key) -> str:
+    v = str(rules[key])
+    if v not in Side.slugs():
+        raise SoeInputError(Problem(rules.files[-1], "", key, v, "expected a side", f"one of {', '.join(Side.slugs())}"))
+    return v
+
+
+def internment_config(rules, game_map) -> dict:
+    """The :class:`GameConfig` internment fields of the ruleset's ``[internment]`` (EatS II.3
+    Germany, reading V11; SoE: none) and ``closed_to`` (the side that may not enter the territory,
+    or None)."""
+    file = rules.files[-1]
+    n = game_map.n_areas
+    terr = str(rules["internment.territory"])
+    area = np.zeros(n, dtype=np.bool_)
+    ret = np.zeros(0, dtype=np.int64)
+    delay = np.zeros(0, dtype=np.int64)
+    side = int(Side.from_slug(_rules_side(rules, "internment.side")))
+    closed = None
+    if terr:
+        if terr not in Territory.slugs():
+            raise SoeInputError(Problem(file, "internment", "territory", terr, "unknown territory",
+                                        did_you_mean(terr, Territory.slugs()) or f"one of {', '.join(Territory.slugs())}"))
+        area = np.asarray(game_map.arrays.territory == int(Territory.from_slug(terr)), dtype=np.bool_)
+        towns = list(rules["internment.return_areas"])
+        delays = list(rules["internment.return_delays"])
+        bad = [t for t in towns if t not in game_map.area_index]
+        if bad:
+            raise SoeInputError(Problem(file, "internment", "return_areas", bad[0], "unknown area",
+                                        did_you_mean(str(bad[0]), game_map.area_index)))
+        if len(delays) != len(towns) or any(int(d) < 1 for d in delays):
+            raise SoeInputError(Problem(file, "internment", "return_delays", delays,
+                                        "expected one delay of at least 1 operation phase per return area"))
+        ret = np.array([game_map.area_index[t] for t in towns], dtype=np.int64)
+        delay = np.array([int(d) for d in delays], dtype=np.int64)
+        if str(rules["internment.closed_to"]):
+            closed = int(Side.from_slug(_rules_side(rules, "internment.closed_to")))
+    return {"intern_area": area, "intern_side": side, "intern_sp_loss": int(rules["internment.sp_loss"]),
+            "intern_return": ret, "intern_delay": delay, "closed_to": closed}
+
+
 @functools.lru_cache(maxsize=16)
-def _setup_cached(scenario_id: str) -> GameSetup:
+def _setup_cached(scenario_id: str, ruleset: str = "soe") -> GameSetup:
     from soe_sim.data import load_blocks, load_map, load_scenario
     from soe_sim.rules import load_rules
 
-    return _build_setup(load_scenario(scenario_id), load_map(), load_blocks(), load_rules())
+    return _build_setup(load_scenario(scenario_id), load_map(), load_blocks(), load_rules(ruleset))
+
+
+def ruleset_scenario(scenario, roster, rules):
+    """The scenario as the ruleset plays it (Python-level ruleset options): without leader blocks
+    when ``blocks.leaders_in_play`` is false (EatS has none, reading V10). Unchanged under SoE."""
+    if bool(rules["blocks.leaders_in_play"]):
+        return scenario
+    leaders = set(roster.blocks["id"][roster.blocks["arm"] == "leader"])
+    keep = lambda df: df[~df["block"].isin(leaders)].reset_index(drop=True)  # noqa: E731
+    return dataclasses.replace(
+        scenario, deployment=keep(scenario.deployment), reinforcements=keep(scenario.reinforcements),
+        force_pool={k: [b for b in v if b not in leaders] for k, v in (scenario.force_pool or {}).items()})
+
+
+def ruleset_for_scenario(rules, scenario):
+    """``rules`` with the card draw and hand limit of a player commanding both fronts when the
+    scenario is played by one player per side of a 3–4 player scenario (``cards.*_both_fronts``:
+    SoE 10.1 keeps 6 / 7, EatS IV.1 draws 12 and holds 13). Unchanged otherwise."""
+    from soe_sim.rules import Rules
+
+    players = list(scenario.players or [2, 2])
+    if max(players) <= 2:
+        return rules
+    draw, limit = int(rules["cards.draw_per_round_both_fronts"]), int(rules["cards.hand_limit_both_fronts"])
+    if (draw, limit) == (int(rules["cards.draw_per_round"]), int(rules["cards.hand_limit"])):
+        return rules
+    values = copy.deepcopy(rules.values)
+    values["cards"]["draw_per_round"] = draw
+    values["cards"]["hand_limit"] = limit
+    return Rules(values, dict(rules.sources), list(rules.files))
 
 
 def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
@@ -227,6 +329,8 @@ def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
     from soe_sim.engine.events import new_game_with_events_area
     from soe_sim.engine.state import engine_constants
 
+    scenario = ruleset_scenario(scenario, roster, rules)  # EatS: no leaders (V10)
+    rules = ruleset_for_scenario(rules, scenario)  # EatS IV.1: both fronts draw 12, hold 13
     # the Events' Area blocks (EV8) are in the universe so that `reinforce:` cards can bring them in
     state0 = new_game_with_events_area(scenario, game_map, roster, rules)
     cards0 = new_card_state(scenario, rules, np.zeros(1, dtype=np.uint64))
@@ -246,16 +350,43 @@ def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
     )
 
 
-def game_setup(scenario) -> GameSetup:
-    """The :class:`GameSetup` of a scenario id (cached) or of a loaded Scenario."""
+def game_setup(scenario, ruleset=None) -> GameSetup:
+    """The :class:`GameSetup` of a scenario id (cached) or of a loaded Scenario, under ``ruleset``.
+
+    ``ruleset``: a built-in ruleset name (``"soe"``, the default; ``"eats"`` = The Eagle and the
+    Star, docs/rules.md "EatS variant"), a path to a rules TOML or a :class:`~soe_sim.rules.Rules`.
+    An unknown name raises :class:`~soe_sim.errors.SoeInputError` with a suggestion. A GameSetup
+    is returned as it is (its rules are fixed; passing a different ``ruleset`` is an error).
+    """
+    from soe_sim.rules import Rules, load_rules
+
     if isinstance(scenario, GameSetup):
+        if ruleset is not None and not isinstance(ruleset, Rules) and _ruleset_id(ruleset) != scenario.rules["meta.id"]:
+            raise SoeInputError(Problem("ruleset", "", "", str(ruleset), "this game set-up was built under another "
+                                        f"ruleset ({scenario.rules['meta.id']!r})",
+                                        "pass the scenario id instead of a GameSetup"))
         return scenario
+    if isinstance(ruleset, Rules):
+        from soe_sim.data import load_blocks, load_map, load_scenario
+
+        sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
+        return _build_setup(sc, load_map(), load_blocks(), ruleset)
+    name = "soe" if ruleset is None else str(ruleset)
+    load_rules(name)  # an unknown ruleset: SoeInputError with a suggestion
     if isinstance(scenario, str):
-        return _setup_cached(scenario)
+        return _setup_cached(scenario, name)
     from soe_sim.data import load_blocks, load_map
+
+    return _build_setup(scenario, load_map(), load_blocks(), load_rules(name))
+
+
+def _ruleset_id(ruleset) -> str:
+    from pathlib import Path
+
     from soe_sim.rules import load_rules
 
-    return _build_setup(scenario, load_map(), load_blocks(), load_rules())
+    p = Path(str(ruleset))
+    return str(load_rules(ruleset)["meta.id"]) if p.suffix == ".toml" else str(ruleset)
 
 
 def _cfg(setup: GameSetup, **kw) -> GameConfig:
@@ -465,8 +596,9 @@ def _side_slug(v) -> str | None:
 def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="random", *,
               max_steps: int = DEFAULT_MAX_STEPS, max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS,
               check_invariants: bool = False, log_capacity: int = DEFAULT_LOG_CAPACITY,
-              log_detail: bool = False) -> GameResult:
-    """Play one game of ``scenario`` (an id, a Scenario or a GameSetup) with seeded policies.
+              log_detail: bool = False, ruleset=None) -> GameResult:
+    """Play one game of ``scenario`` (an id, a Scenario or a GameSetup) with seeded policies, under
+    ``ruleset`` (:func:`game_setup`: ``"soe"`` by default, ``"eats"``, a path or a Rules).
 
     ``polish`` / ``soviet``: a policy name (:data:`POLICY_IDS`), ``(name, {param: value})``, a
     :class:`Policy`, or a Python object with ``choose(decision, options, state_view) -> int``
@@ -474,7 +606,7 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
     ``POSITION`` and ``AREA_STATE`` (:class:`Event`; for narrated games, ``soe-sim playtest``); the game
     played is the same, only its log is longer (give a larger ``log_capacity`` for long scenarios).
     """
-    setup = game_setup(scenario)
+    setup = game_setup(scenario, ruleset)
     cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants,
                log_detail=bool(log_detail))
     streams = game_streams(seed)
@@ -538,11 +670,12 @@ assert len(RESULT_COLUMNS) == N_RES
 def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None = None, polish="random",
                soviet="random", *, max_steps: int = DEFAULT_MAX_STEPS,
                max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, check_invariants: bool = False,
-               log_capacity: int = DEFAULT_LOG_CAPACITY, raw: bool = False):
+               log_capacity: int = DEFAULT_LOG_CAPACITY, raw: bool = False, ruleset=None):
     """Play ``games`` games in parallel; one row per game (columns :data:`RESULT_COLUMNS`, codes
     decoded to names unless ``raw``, which returns the int64 array). Game ``i`` equals
-    ``play_game(scenario, seed=(seed, i))``; the result does not depend on ``threads``."""
-    setup = game_setup(scenario)
+    ``play_game(scenario, seed=(seed, i))``; the result does not depend on ``threads``.
+    ``ruleset``: as in :func:`game_setup`."""
+    setup = game_setup(scenario, ruleset)
     cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants)
     ss = as_seed_sequence(seed)
     seeds = np.stack([game_streams(ss, i) for i in range(int(games))]) if games else np.zeros((0, 3), np.uint64)
@@ -612,16 +745,17 @@ def format_events(events: pd.DataFrame) -> str:
 
 
 def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_MAX_STEPS,
-         max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, threads: int | None = None) -> dict:
+         max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, threads: int | None = None, ruleset=None) -> dict:
     """Random decisions over ``games`` seeded games with the invariants checked after every phase.
 
     Returns ``{"scenario", "games", "seed", "violations", "crashes", "stalemates", "first_violation",
     "first_crash", "outcomes", "winners"}``: ``violations`` = games with at least one violated
     invariant; ``first_violation`` (or None) = ``{"game", "seed": [seed, game], "step", "round",
     "phase", "code"}`` for the lowest-numbered such game; ``stalemates`` = games aborted by a hard cap;
-    ``crashes`` = games whose kernel raised (re-run one by one to find them).
+    ``crashes`` = games whose kernel raised (re-run one by one to find them). ``ruleset``: as in
+    :func:`game_setup` (``"eats"``: The Eagle and the Star).
     """
-    setup = game_setup(scenario)
+    setup = game_setup(scenario, ruleset)
     seed_int = seed
     crashes = 0
     first_crash = None
@@ -661,6 +795,7 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
                  "phase": int(r["violation_phase"]), "code": str(r["violation_code"])}
     return {
         "scenario": setup.scenario.id,
+        "ruleset": str(setup.rules["meta.id"]),
         "games": int(games),
         "seed": seed_int,
         "violations": int(len(bad)),

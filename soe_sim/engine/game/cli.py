@@ -22,8 +22,10 @@ __all__ = ["register", "fuzz_command"]
 @click.option("--max-steps", default=None, type=click.IntRange(min=1),
               help="Decision steps per game before a game is aborted.")
 @click.option("--threads", default=None, type=click.IntRange(min=1), help="Numba threads (results do not depend on it).")
+@click.option("--ruleset", default="soe", show_default=True,
+              help="Ruleset: soe, eats (The Eagle and the Star) or a rules TOML path.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def fuzz_command(scenarios, games, seed, max_steps, threads, fmt) -> None:
+def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, fmt) -> None:
     """Play random games and check the engine's invariants after every phase.
 
     Checked: SP within 1..max for blocks on the map; a block is on the map iff it has an area;
@@ -33,6 +35,9 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, fmt) -> None:
     """
     from soe_sim.data.scenario import list_scenarios, load_scenario
     from soe_sim.engine.game import DEFAULT_MAX_STEPS, fuzz
+    from soe_sim.rules import load_rules
+
+    load_rules(ruleset)  # an unknown ruleset: SoeInputError (exit 2) with a suggestion
 
     ids = []
     for s in scenarios:
@@ -41,13 +46,16 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, fmt) -> None:
         else:
             load_scenario(s)  # raises SoeInputError (exit 2) for an unknown id
             ids.append(s)
-    reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads) for sid in ids]
+    kw = {"ruleset": ruleset} if ruleset != "soe" else {}
+    reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads, **kw)
+               for sid in ids]
     failed = any(r["violations"] or r["crashes"] for r in reports)
     if fmt == "json":
         click.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
     else:
         for r in reports:
-            line = (f"{r['scenario']}: {r['games']} games (seed {r['seed']}): {r['violations']} with violations, "
+            rs = f" under {r['ruleset']}" if r.get("ruleset", "soe") != "soe" else ""
+            line = (f"{r['scenario']}{rs}: {r['games']} games (seed {r['seed']}): {r['violations']} with violations, "
                     f"{r['crashes']} crashes, {r['stalemates']} stalemates; outcomes {r['outcomes']}; "
                     f"winners {r['winners']}")
             click.echo(line)

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from soe_sim.battle import nb as bnb
-from soe_sim.data.enums import EVENT_KIND, SIDE, Nation
+from soe_sim.data.enums import ARM, EVENT_KIND, SIDE, Nation, UnitClass
 from soe_sim.engine.battles.nb import (
     B_ATT_LOSSES,
     B_DEF_LOSSES,
@@ -129,7 +129,8 @@ class _EventC(NamedTuple):
     COMBINE: int = 22  # side, block = absorber, area, value = absorbed block, value2 = new SP
     STRENGTHEN: int = 23  # side, block, area, value = new SP, value2 = pool area (-1 saved cubes)
     BUILD: int = 24  # side, block, area, value = SP, value2 = pool area (-1 saved cubes)
-    CUBES_DROPPED: int = 25  # side, area = strategic city, value = unspent strategic cubes
+    CUBES_DROPPED: int = 25  # side, area = strategic city (-1: saved cubes over the cap), value = cubes lost,
+    #                          value2 = 0 strategic cubes unspent, 1 over the EatS X cap (V8)
     OBJECTIVE: int = 26  # side, value = VP, value2 = objective index, block = achieved (0/1)
     IMMEDIATE_VICTORY: int = 27  # side = winner, value = condition index
     GAME_END: int = 28  # side = winner (-1 draw / none), value = outcome, value2 = VP track
@@ -173,6 +174,7 @@ class _CauseC(NamedTuple):
     REINFORCEMENT: int = 6  # SoE 4.0, 8.0–8.5
     ORDERS: int = 7  # SoE 7.2–7.6
     EVENT: int = 8  # SoE 7.13, 7.1 item 6: a historical event or a reaction card
+    INTERNMENT: int = 9  # EatS II.3 Germany: a block interned (ruleset option, reading V11)
 
 
 CAUSE = _CauseC()
@@ -213,6 +215,8 @@ class _ViolationC(NamedTuple):
 VIOLATION = _ViolationC()
 
 LITHUANIAN = int(Nation.LITHUANIAN)
+OWN_NATION = (int(Nation.POLISH), int(Nation.SOVIET))  # by side: the side's own nation (EatS X.3, V9)
+BRIGADE = int(UnitClass.BRIGADE)
 IMMEDIATE_CAPTURE_AREA = 0
 IMMEDIATE_VP_AT_LEAST = 1
 OBJECTIVE_HOLD_AREA = 0
@@ -271,6 +275,11 @@ class GameConfig(NamedTuple):
     (n_nations, n_areas) bool: where a nation's blocks may move (``neutral_nation`` ``max_distance``,
     G15); ``kaunas`` area or -1. ``etable``: the :class:`~soe_sim.engine.events.EventTable` of the
     scenario's block universe (card events, G3).
+
+    Internment (ruleset ``[internment]``, EatS II.3 Germany, reading V11): ``intern_area`` (n_areas,)
+    bool the territory whose entry interns ``intern_side``'s blocks (all False: no internment),
+    ``intern_sp_loss``, ``intern_return`` / ``intern_delay`` int64 (k,) the return towns in order
+    and the operation phases after which an interned block comes back there.
     """
 
     imm_kind: np.ndarray
@@ -301,6 +310,11 @@ class GameConfig(NamedTuple):
     max_phases: int  # phases per game
     check_invariants: bool
     nation_move_ok: np.ndarray
+    intern_area: np.ndarray
+    intern_side: int
+    intern_sp_loss: int
+    intern_return: np.ndarray
+    intern_delay: np.ndarray
     etable: object  # soe_sim.engine.events.EventTable
     log_detail: bool = False  # also log the detail events (BATTLE_PREP, BATTLE_DECK, POSITION, AREA_STATE)
 
@@ -750,12 +764,16 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
 
 
 @njit(cache=True)
-def _first_side_nb(state, policies, rng_policy, ctr, cfg, front, log, step):
+def _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, front, log, step):
     """SoE 6.1, 7.2, 7.3: the initiative holder of ``front`` chooses who goes first (option 0:
-    himself). No holder: the Poles (G7)."""
+    himself). No holder: the Poles (G7). With ``orules.holder_chooses_order`` False (EatS II.4.3,
+    VI, VII; reading V2) there is no choice: the player with the lower initiative places orders
+    first (``step`` 0) and resolves them last (``step`` >= 1: the holder executes first)."""
     ini = state.initiative_side[front]
     if ini < 0:
         first = SIDE.POLISH
+    elif not orules.holder_chooses_order:
+        first = 1 - ini if step == 0 else ini
     else:
         feat = feat_buffer_nb(policies, ini, 2)
         if feat.shape[0] > 0:
@@ -774,7 +792,7 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
     left; a side may place ``base_orders_per_front`` + its card's orders (7.11). The blocks of an
     inactive nation are hidden while a side's rows are listed (G15)."""
     for f in range(cfg.card_fronts):
-        s = _first_side_nb(state, policies, rng_policy, ctr, cfg, f, log, 0)
+        s = _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, f, log, 0)
         done0 = False
         done1 = False
         for _it in range(4 * otype.shape[0] + 8):
@@ -906,8 +924,9 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                       mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
                       snap_garrison, elim_ever, destroyed_ever, reorg_rows):
     """SoE 7.3: one order group (0 forced marches, 1 Recon, 2 moves, 3 Withdraw, 4 Reorganize, 5 Rail
-    Transport): per front (north first), the initiative holder chooses which side executes first;
-    each side executes its orders of the group in placement order (G8)."""
+    Transport; ``orders.EXECUTION_GROUPS``): per front (north first), the initiative holder chooses
+    which side executes first (EatS: the holder executes first, V2); each side executes its orders
+    of the group in placement order (G8)."""
     for f in range(cfg.card_fronts):
         any_order = False
         for o in range(orders.n_orders[0]):
@@ -916,7 +935,7 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                 any_order = True
         if not any_order:
             continue
-        first = _first_side_nb(state, policies, rng_policy, ctr, cfg, f, log, group + 1)
+        first = _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, f, log, group + 1)
         for k in range(2):
             s = first if k == 0 else 1 - first
             for o in range(orders.n_orders[0]):
@@ -1083,6 +1102,18 @@ def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, r
 
 
 @njit(cache=True)
+def rail_moved_sp_nb(state, orders, side, area):
+    """SP of ``side``'s blocks in ``area`` that moved by rail this phase (EatS II.4.1: they fight
+    at strength 0, reading V5)."""
+    t = 0
+    for b in range(state.block_side.shape[0]):
+        if (state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area and state.block_side[b] == side
+                and orders.rail_moved[b]):
+            t += state.block_sp[b]
+    return t
+
+
+@njit(cache=True)
 def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr, block_half,
                wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
     """SoE 7.4: fight every battle, smallest first (ties by area index, battles reading E-B1), each
@@ -1120,6 +1151,12 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
             log_deck_nb(state, cs, defender, area, log, ctr)
         def_mod = _battle_cards_nb(state, cs, orders, m, kr, defender, area, False, policies, rng_policy, rng_chance,
                                    log, ctr, cfg, def_eff)
+        if cr.rail_moved_strength_zero:
+            # EatS II.4.1: blocks moved by rail this phase fight at 0 (V5): their full-strength SP,
+            # already in the base combat value, come off the card modifier (the floor at 0 of the
+            # total combat value still applies, EatS IX.2)
+            att_mod -= rail_moved_sp_nb(state, orders, attacker, area)
+            def_mod -= rail_moved_sp_nb(state, orders, defender, area)
         if cfg.log_detail:
             log_battle_prep_nb(state, m, cr, area, block_half, defend, withdraw, att_eff, def_eff, log, ctr)
         snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
@@ -1237,6 +1274,138 @@ def immediate_victory_nb(state, cfg):
 
 
 # --------------------------------------------------------------------------------------------------
+# Ruleset options of the end of an operation phase (docs/rules.md "EatS variant")
+
+
+@njit(cache=True)
+def intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+              destroyed_ever):
+    """EatS II.3 Germany (ruleset ``[internment]``, reading V11): every block of
+    ``cfg.intern_side`` standing in the territory (``cfg.intern_area``) is removed from the map and
+    loses ``cfg.intern_sp_loss`` SP; a block left with 0 SP is destroyed (to the force pool, as a
+    battle loss; a leader is eliminated), any other becomes a scheduled reinforcement of the first
+    return town (``cfg.intern_return``, in order) its side controls now, arriving after that town's
+    delay in operation phases (``cfg.intern_delay``; none controlled: the last town and delay). The
+    arrival kernel sends it to the nearest friendly depot if the town is not usable then (RF2).
+    Returns the number of blocks interned."""
+    nbk = state.block_side.shape[0]
+    k = 0
+    for b in range(nbk):
+        a = state.block_area[b]
+        if state.block_status[b] == STATUS.ON_MAP and a >= 0 and state.block_side[b] == cfg.intern_side \
+                and cfg.intern_area[a]:
+            k += 1
+    if k == 0:
+        return 0
+    side = cfg.intern_side
+    nr = cfg.intern_return.shape[0]
+    ret = -1
+    delay = 0
+    for j in range(nr):
+        if state.control[cfg.intern_return[j]] == side:
+            ret = cfg.intern_return[j]
+            delay = cfg.intern_delay[j]
+            break
+    if ret < 0 and nr > 0:
+        ret = cfg.intern_return[nr - 1]
+        delay = cfg.intern_delay[nr - 1]
+    t = np.int64(state.phase[0]) - 1 + delay
+    arr_round = np.int64(state.round[0]) + t // n_op
+    arr_phase = t % n_op + 1
+    snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
+    for b in range(nbk):
+        a = state.block_area[b]
+        if not (state.block_status[b] == STATUS.ON_MAP and a >= 0 and state.block_side[b] == side
+                and cfg.intern_area[a]):
+            continue
+        sp = np.int64(state.block_sp[b]) - cfg.intern_sp_loss
+        state.block_area[b] = -1
+        state.block_prev_area[b] = -1
+        state.block_arrival[b] = 0
+        state.block_sp[b] = 0
+        state.block_in_supply[b] = True  # off the map (E14)
+        if sp <= 0 or ret < 0:
+            state.block_status[b] = (STATUS.ELIMINATED_PERMANENT if state.block_arm[b] == ARM.LEADER
+                                     else STATUS.DESTROYED_TO_POOL)
+        else:
+            state.block_status[b] = STATUS.SCHEDULED
+            state.block_arrive_round[b] = arr_round
+            state.block_arrive_phase[b] = arr_phase
+            state.block_arrive_area[b] = ret
+            state.block_arrive_sp[b] = sp
+            state.block_arrive_condition[b] = -1
+    log_diff_nb(state, log, ctr, CAUSE.INTERNMENT, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                destroyed_ever)
+    return k
+
+
+@njit(cache=True)
+def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, waiting):
+    """EatS II.4.2 "Garrisons are placed in supplied key towns during the Supply Phase, after
+    checking supply" (``garrison.place_in_supply_phase``, reading V6): after the supply check of an
+    operation phase both sides place a free garrison wherever SoE 8.1 would allow one (E12: a key
+    city occupied by the side alone, with a clear path to its supply source), except in the towns
+    whose garrison was eliminated this round (``waiting``): that counter waits on the round track
+    for the Reinforcement Phase (EatS II.4.2, XI.2, round example combat 1)."""
+    n_areas = state.control.shape[0]
+    enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+                     enemy, src, depot)
+    want = np.ones((2, n_areas), dtype=np.bool_)
+    for i in range(n_areas):
+        if waiting[i]:
+            want[0, i] = False
+            want[1, i] = False
+    placed = np.zeros((2, n_areas), dtype=np.bool_)
+    replace_garrisons_nb(m.garrison, state.block_side, state.block_area, state.block_status, state.garrison_side,
+                         src, want, placed)
+    for s in range(2):
+        for i in range(n_areas):
+            if placed[s, i]:
+                log_event_nb(log, ctr, state, EVENT.GARRISON_PLACED, s, i, -1, -1, 0, CAUSE.SUPPLY)
+
+
+@njit(cache=True)
+def cap_saved_cubes_nb(state, cap, log, ctr):
+    """EatS X "One front can't have more than 10 Reinforcements Points" (reading V8): each side's
+    saved cubes are cut to ``cap`` (``reinforcement.max_saved_cubes_per_front`` × the fronts it
+    commands; ``cap <= 0``: no cap), dropping allied, then cavalry, then infantry cubes; logged as
+    ``CUBES_DROPPED`` (area -1, value2 1)."""
+    if cap <= 0:
+        return
+    for s in range(2):
+        over = np.int64(state.cubes[s, 0]) + state.cubes[s, 1] + state.cubes[s, 2] - cap
+        if over <= 0:
+            continue
+        dropped = over
+        for q in range(2, -1, -1):
+            take = min(over, np.int64(state.cubes[s, q]))
+            state.cubes[s, q] -= take
+            over -= take
+        log_event_nb(log, ctr, state, EVENT.CUBES_DROPPED, s, -1, -1, -1, dropped, 1)
+
+
+@njit(cache=True)
+def home_builds_only_nb(state, m, side, bmask):
+    """EatS X.3, X.4 (``reinforcement.own_nation_builds_at_supply_source_only``, reading V9): blocks
+    of the side's own nation are recreated or taken from the reserve only in Warsaw (Poles) or an
+    Eastern Link (Soviets), i.e. on the side's supply sources; allied-nation blocks keep the SoE
+    8.4 rule. Clears the other rows of ``bmask`` (from ``legal_builds_nb``) and returns the number
+    of rows left."""
+    k = 0
+    own = OWN_NATION[side]
+    for b in range(bmask.shape[0]):
+        home = state.block_nation[b] == own
+        for a in range(bmask.shape[1]):
+            if bmask[b, a]:
+                if home and m.supply_source[a] != side:
+                    bmask[b, a] = False
+                else:
+                    k += 1
+    return k
+
+
+# --------------------------------------------------------------------------------------------------
 # SoE 8.0–8.5: reinforcement phase
 
 
@@ -1316,7 +1485,10 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                 log_event_nb(log, ctr, state, EVENT.COMBINE, s, area, -1, dd, bb, state.block_sp[dd])
         # 8.3–8.5 pools: strategic cities, then the saved cubes
         strategic_cubes_nb(m.strategic_cubes, state.control, depot, s, cfg.kaunas, active[LITHUANIAN], strat)
-        for pi in range(n_areas + 1):
+        for qi in range(n_areas + 1):
+            pi = qi
+            if rr.saved_cubes_first:
+                pi = n_areas if qi == 0 else qi - 1  # EatS X: the operational RP "should be used first"
             if pi < n_areas:
                 if strat[pi, 0] + strat[pi, 1] + strat[pi, 2] == 0:
                     continue
@@ -1339,6 +1511,8 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                 k2 = legal_builds_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
                                      state.block_area, state.block_status, active, cfg.nation_area_ok,
                                      m.eastern_link, depot, enemy, rr, pool, p_area, p_nation, bmask)
+                if rr.own_nation_builds_at_supply_source_only and k2 > 0:
+                    k2 = home_builds_only_nb(state, m, s, bmask)  # EatS X.3, X.4 (V9)
                 if k1 + k2 == 0:
                     break
                 feat = feat_buffer_nb(policies, s, 1 + k1 + k2)
@@ -1382,6 +1556,8 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                                    p_area, p_nation)
                                     log_event_nb(log, ctr, state, EVENT.BUILD, s, a, -1, b, state.block_sp[b],
                                                  p_area)
+                                    if rr.built_brigade_may_strengthen and state.block_class[b] == BRIGADE:
+                                        built[b] = False  # EatS X.4: a reserve unit takes as many SP as RP
                                     done = True
                                     break
             if pi == n_areas:
@@ -1583,6 +1759,9 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     reorg_rows = np.empty(nbk, dtype=np.int64)
     ew = new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp, snap_garrison,
                            elim_ever, destroyed_ever)  # G3: the game's own active_nations and event scratch
+    garrison_phase0 = np.empty(n_areas, dtype=state.garrison_side.dtype)
+    garrison_waiting = np.zeros(n_areas, dtype=np.bool_)  # EatS II.4.2: eliminated this round (V6)
+    cube_cap = rr.max_saved_cubes_per_front * cfg.card_fronts  # EatS X (V8); 0: no cap
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
@@ -1614,9 +1793,11 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
                 for b in range(nbk):  # keep the trackers (nothing is destroyed here)
                     if state.block_status[b] == STATUS.ELIMINATED_PERMANENT:
                         elim_ever[b] = True
+            garrison_waiting[:] = False  # EatS II.4.2: the round track's garrisons are back (V6)
         else:
             # --- operation phase (SoE 7.0) -------------------------------------------------------
             onb.reset_phase_nb(state, orders, False)
+            garrison_phase0[:] = state.garrison_side
             block_half[:] = False
             wd_mode[:] = bnb.WITHDRAW_NONE
             extra_orders[:, :] = 0
@@ -1632,22 +1813,36 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             freeze_inactive_nb(state, orders, ew.active)  # G15 (after card play: card 23 activates at once)
             place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype,
                             oarea)
-            for group in range(4):  # 7.3: forced marches, Recon, moves, Withdraw
+            for gi in range(orules.execute_before_battles.shape[0]):
+                # SoE 7.3: forced marches, Recon, moves, Withdraw (EatS VII: Quick Move, Move, Recon,
+                # Reorganization, Railway transport, then Withdraw at the battle; V2)
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
-                                  group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
-                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                                  orules.execute_before_battles[gi], mv_block, mv_dest, mv_via, mv_detach, info,
+                                  wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                                  destroyed_ever, reorg_rows)
             battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                        block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                        destroyed_ever)
-            for group in range(4, 6):  # 7.5 Reorganize, 7.6 Rail Transport
+            for gi in range(orules.execute_after_battles.shape[0]):  # SoE 7.5 Reorganize, 7.6 Rail Transport
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
-                                  group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
-                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                                  orules.execute_after_battles[gi], mv_block, mv_dest, mv_via, mv_detach, info,
+                                  wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                                  destroyed_ever, reorg_rows)
+            intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                      destroyed_ever)  # EatS II.3 Germany (V11; nothing without [internment])
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                         snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
+            intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                      destroyed_ever)  # a block pulled back into the territory (7.33)
+            if er.garrisons_in_supply_phase:  # EatS II.4.2 (V6)
+                for i in range(n_areas):
+                    if garrison_phase0[i] >= 0 and state.garrison_side[i] < 0:
+                        garrison_waiting[i] = True
+                supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, garrison_waiting)
             control_nb(state, m, log, ctr)
+            cap_saved_cubes_nb(state, cube_cap, log, ctr)  # EatS X (V8)
             imm = immediate_victory_nb(state, cfg)
         _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever)
         if ctr[C_ABORT] != ABORT.NONE:
@@ -1748,8 +1943,9 @@ def with_etable_nb(cfg, etable):
                       cfg.obj_areas, cfg.obj_blocks, cfg.ac_rule, cfg.ac_side, cfg.ac_round, cfg.ac_phase, cfg.ac_min,
                       cfg.n_conditions, cfg.nation_active, cfg.nation_area_ok, cfg.kaunas, cfg.no_reinforcement_phase,
                       cfg.two_front, cfg.card_fronts, cfg.vp_leader_killed, cfg.vp_leader_captured, cfg.max_steps,
-                      cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok, etable,
-                      cfg.log_detail)
+                      cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok,
+                      cfg.intern_area, cfg.intern_side, cfg.intern_sp_loss, cfg.intern_return, cfg.intern_delay,
+                      etable, cfg.log_detail)
 
 
 @njit(cache=True, parallel=True)

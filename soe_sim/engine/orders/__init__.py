@@ -64,6 +64,7 @@ __all__ = [
     "N_ORDER_TYPES",
     "OrderRules",
     "OrderState",
+    "EXECUTION_GROUPS",
     "order_constants",
     "new_order_state",
     "move_capacity",
@@ -145,6 +146,49 @@ class OrderRules(NamedTuple):
     vp_leader_destroyed: int  # SoE 9.0 (a leader destroyed by the withdrawal loss)
     detachment_max_sp: int  # SoE 2.2
     detachments: bool  # offer detachment rows in legal_moves_nb (SoE 2.2)
+    # ruleset options (SoE values in data/rules/soe.toml; EatS: data/rules/eats.toml, docs/rules.md V1…)
+    free_recon_per_front: int  # EatS VI: Recon-only slots on top of the orders (SoE 0)
+    withdraw_excludes_defend: bool  # EatS II.4.1 Withdraw: no Withdraw with a Defend order (SoE False)
+    holder_chooses_order: bool  # SoE 6.1, 7.2, 7.3 (True); EatS II.4.3: lower initiative places first, resolves last
+    execute_before_battles: np.ndarray  # int64 execution groups (EXECUTION_GROUPS) before the battles, SoE 7.3 / EatS VII
+    execute_after_battles: np.ndarray  # int64 execution groups after the battles
+    rail_may_join_defended_battle: bool  # EatS II.4.1 Railway transport (SoE 7.6: never into enemy areas)
+
+
+EXECUTION_GROUPS = ("forced_march", "recon", "move", "withdraw", "reorganize", "rail_transport")
+"""Order execution groups (SoE 7.3), by code: the ``orders.execute_*_battles`` names of the rules
+(the round loop's ``group`` argument, ``soe_sim.engine.game.nb._is_group_nb``)."""
+
+
+def _execution_groups(rules) -> tuple[np.ndarray, np.ndarray]:
+    """The two execution-group lists of the rules as codes, validated: every group exactly once,
+    Withdraw before the battles (it decides the battle's withdraw mode)."""
+    from soe_sim.errors import Problem, SoeInputError, did_you_mean
+
+    file = rules.files[-1] if getattr(rules, "files", None) else "rules"
+    problems = []
+    lists = []
+    for key in ("orders.execute_before_battles", "orders.execute_after_battles"):
+        codes = []
+        for name in rules[key]:
+            if name not in EXECUTION_GROUPS:
+                problems.append(Problem(file, "", key, name, "unknown order execution group",
+                                        did_you_mean(str(name), EXECUTION_GROUPS)
+                                        or f"groups: {', '.join(EXECUTION_GROUPS)}"))
+            else:
+                codes.append(EXECUTION_GROUPS.index(name))
+        lists.append(codes)
+    every = lists[0] + lists[1]
+    if not problems and sorted(every) != list(range(len(EXECUTION_GROUPS))):
+        problems.append(Problem(file, "", "orders.execute_before_battles", rules["orders.execute_before_battles"],
+                                "every order execution group must be listed exactly once (with "
+                                "orders.execute_after_battles)", f"groups: {', '.join(EXECUTION_GROUPS)}"))
+    if not problems and EXECUTION_GROUPS.index("withdraw") not in lists[0]:
+        problems.append(Problem(file, "", "orders.execute_after_battles", rules["orders.execute_after_battles"],
+                                "withdraw must be executed before the battles"))
+    if problems:
+        raise SoeInputError(problems)
+    return np.array(lists[0], dtype=np.int64), np.array(lists[1], dtype=np.int64)
 
 
 def order_constants(rules=None, detachments: bool = True) -> OrderRules:
@@ -155,6 +199,7 @@ def order_constants(rules=None, detachments: bool = True) -> OrderRules:
         rules = load_rules()
     r = rules
     pool = np.array([int(r[f"orders.pool.{t.slug}"]) for t in OrderType], dtype=np.int64)
+    before, after = _execution_groups(r)
     return OrderRules(
         pool=pool,
         base_orders_per_front=int(r["orders.base_orders_per_front"]),
@@ -180,6 +225,12 @@ def order_constants(rules=None, detachments: bool = True) -> OrderRules:
         vp_leader_destroyed=int(r["vp.leader_destroyed"]),
         detachment_max_sp=int(r["blocks.detachment_max_sp"]),
         detachments=bool(detachments),
+        free_recon_per_front=int(r["orders.free_recon_per_front"]),
+        withdraw_excludes_defend=bool(r["orders.withdraw_excludes_defend"]),
+        holder_chooses_order=bool(r["initiative.holder_chooses_order"]),
+        execute_before_battles=before,
+        execute_after_battles=after,
+        rail_may_join_defended_battle=bool(r["rail.may_join_defended_battle"]),
     )
 
 

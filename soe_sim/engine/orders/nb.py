@@ -367,11 +367,21 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
     only Recon rows are returned (if any Recon is possible). A last row ``(NO_ORDER, -1)`` (stop
     placing on this front) is added when the mandatory Recon is placed or impossible.
 
+    Ruleset options (docs/rules.md "EatS variant"): ``orules.free_recon_per_front`` Recon-only slots
+    on top of ``orders_allowed`` (EatS VI: "1 free order marker … and 1 Recon order marker"; the
+    side's Recons fill them first, V1); ``orules.withdraw_excludes_defend``: no Withdraw on an area
+    holding the side's Defend order and no Defend on one holding its Withdraw (EatS II.4.1).
+
     ``out_type``/``out_area`` need ``N_ORDER_TYPES * n_areas + 1`` rows. Returns the row count (0:
     nothing to decide).
     """
     n = map_arrays.front.shape[0]
-    if orders.placed[side, front] >= orders_allowed or orders.n_orders[0] >= orders.order_type.shape[0]:
+    # EatS VI (reading V1): ``free_recon_per_front`` Recon-only slots on top of ``orders_allowed``,
+    # filled by the side's Recons first (SoE: none, the Recon is one of the orders).
+    free_used = min(orders.recon_placed[side, front], orules.free_recon_per_front)
+    general_used = orders.placed[side, front] - free_used
+    if ((general_used >= orders_allowed and free_used >= orules.free_recon_per_front)
+            or orders.n_orders[0] >= orders.order_type.shape[0]):
         return 0
     ip = map_arrays.adj_indptr
     ix = map_arrays.adj_indices
@@ -585,13 +595,13 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                     cap_ok[t, a] += ok
 
     owed = orules.mandatory_recon - orders.recon_placed[side, front]
-    remaining = orders_allowed - orders.placed[side, front]
-    recon_only = owed > 0 and remaining <= owed
+    remaining = orders_allowed - general_used
+    recon_only = (owed > 0 and remaining <= owed) or remaining <= 0  # remaining <= 0: a free Recon slot only
     k = 0
     n_recon = 0
     for pass_ in range(2):
         # pass 0: Recon rows; pass 1: the other types (skipped when only Recon is allowed)
-        if pass_ == 1 and recon_only and n_recon > 0:
+        if pass_ == 1 and recon_only and (n_recon > 0 or remaining <= 0):
             break
         for i in range(n):
             if fr[i] != front:
@@ -603,6 +613,9 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                     continue
                 if same[t, i] >= orules.max_same_type_per_area:
                     continue
+                if orules.withdraw_excludes_defend and ((t == WITHDRAW and same[DEFEND, i] > 0)
+                                                        or (t == DEFEND and same[WITHDRAW, i] > 0)):
+                    continue  # EatS II.4.1: no Withdraw on a space where a Defend order is present
                 if t == RECON:
                     if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
                         continue
@@ -1196,6 +1209,48 @@ def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
 
 
 @njit(cache=True)
+def _rail_battle_dests_nb(state, map_arrays, orules, side, dist, out):
+    """EatS II.4.1 Railway transport (reading V5; ``orules.rail_may_join_defended_battle``): the
+    battle areas a rail move may end in, as ``out`` (n_areas,) bool: an area with enemy blocks (a
+    battle to come) that ``side`` holds from the start of the phase (a block of it that has not
+    moved, or its garrison), entered along a rail link from an area the rail move reaches
+    (``dist``, :func:`_rail_dist_nb`) with fewer than ``rail_max_areas`` links, and within
+    ``rail_depot_range`` clear links of a friendly depot ("must end their movement at the supplied
+    space"). It is a last area: the move never continues from it. Returns how many."""
+    n = map_arrays.front.shape[0]
+    cnt = np.zeros((2, n), dtype=np.int32)
+    enemy = np.zeros((2, n), dtype=np.bool_)
+    presence_nb(state, cnt, enemy)
+    src_row = np.empty(n, dtype=np.int32)
+    depot_row = np.zeros(n, dtype=np.bool_)
+    depot_dist_row = np.empty(n, dtype=np.int32)
+    side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, map_arrays.supply_source,
+                   map_arrays.garrison, state.control, enemy, side, src_row, depot_row, depot_dist_row)
+    held = np.zeros(n, dtype=np.bool_)
+    for b in range(state.block_side.shape[0]):
+        if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0
+                and state.block_prev_area[b] < 0):
+            held[state.block_area[b]] = True
+    k = 0
+    for d in range(n):
+        out[d] = False
+        if cnt[1 - side, d] == 0 or not (held[d] or state.garrison_side[d] == side):
+            continue
+        if not enterable_nb(map_arrays.eastern_link, side, d):
+            continue
+        dd = depot_dist_row[d]
+        if dd == UNREACHED or dd > orules.rail_depot_range:
+            continue
+        for e in range(map_arrays.adj_indptr[d], map_arrays.adj_indptr[d + 1]):
+            u = map_arrays.adj_indices[e]
+            if (map_arrays.adj_kind[e] & LINK.RAIL) != 0 and dist[u] != UNREACHED and dist[u] < orules.rail_max_areas:
+                out[d] = True
+                k += 1
+                break
+    return k
+
+
+@njit(cache=True)
 def _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, write, first_only):
     if order_id < 0 or order_id >= orders.n_orders[0] or orders.order_status[order_id] != PLACED:
         return 0
@@ -1204,6 +1259,7 @@ def _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest,
     n = map_arrays.front.shape[0]
     a = orders.order_area[order_id]
     dist = np.empty(n, dtype=np.int32)
+    join = np.zeros(n, dtype=np.bool_)  # EatS: battle areas the rail move may end in (V5)
     have = False
     k = 0
     s = orders.order_side[order_id]
@@ -1222,9 +1278,11 @@ def _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest,
             continue
         if not have:
             _rail_dist_nb(state, map_arrays, orules, orders.order_side[order_id], a, dist)
+            if orules.rail_may_join_defended_battle:
+                _rail_battle_dests_nb(state, map_arrays, orules, s, dist, join)
             have = True
         for d in range(n):
-            if d == a or dist[d] == UNREACHED:
+            if d == a or (dist[d] == UNREACHED and not join[d]):
                 continue
             if write:
                 if k >= out_block.shape[0]:
@@ -1243,7 +1301,9 @@ def legal_rail_nb(state, orders, map_arrays, orules, order_id, out_block, out_de
     began the phase in supply, have not moved, fought or executed an order, while fewer than
     ``rail_max_blocks`` have gone; destinations every area :func:`~soe_sim.engine.nb.reachable_nb`
     reaches in rail mode (``rail_max_areas`` rail links, no enemy blocks or garrisons, within
-    ``rail_depot_range`` clear links of a friendly depot, as of now). Rows ``(block, dest)``."""
+    ``rail_depot_range`` clear links of a friendly depot, as of now), and with
+    ``orules.rail_may_join_defended_battle`` (EatS II.4.1, V5) the battle areas of
+    :func:`_rail_battle_dests_nb`. Rows ``(block, dest)``."""
     return _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, True, False)
 
 
@@ -1260,7 +1320,17 @@ def apply_rail_nb(state, orders, map_arrays, orules, order_id, block, dest):
     best = -1
     for e in range(map_arrays.adj_indptr[dest], map_arrays.adj_indptr[dest + 1]):
         v = map_arrays.adj_indices[e]
-        if (map_arrays.adj_kind[e] & LINK.RAIL) == 0 or dist[v] == UNREACHED or dist[v] != dist[dest] - 1:
+        if (map_arrays.adj_kind[e] & LINK.RAIL) == 0 or dist[v] == UNREACHED:
+            continue
+        if dist[dest] == UNREACHED:
+            # a battle area joined by rail (EatS II.4.1, V5): enter from the nearest reached rail
+            # neighbour (lowest index on ties); it is a supporting direction (SoE 7.34)
+            if dist[v] >= orules.rail_max_areas:
+                continue
+            if best < 0 or dist[v] < dist[best] or (dist[v] == dist[best] and v < best):
+                best = v
+            continue
+        if dist[v] != dist[dest] - 1:
             continue
         if best < 0 or v < best:
             best = v

@@ -91,6 +91,10 @@ def reinforce_constants(rules) -> ReinforceRules:
         build_sp=int(r["reinforcement.build_sp"]),
         front_line_max_sp=int(r["reinforcement.front_line_max_sp"]),
         max_blocks=int(r["stacking.max_blocks"]),
+        max_saved_cubes_per_front=int(r["reinforcement.max_saved_cubes_per_front"]),
+        saved_cubes_first=bool(r["reinforcement.saved_cubes_first"]),
+        built_brigade_may_strengthen=bool(r["reinforcement.built_brigade_may_strengthen"]),
+        own_nation_builds_at_supply_source_only=bool(r["reinforcement.own_nation_builds_at_supply_source_only"]),
     )
 
 

@@ -79,6 +79,11 @@ class ReinforceRules(NamedTuple):
     build_sp: int  # SoE 8.4 reinforcement.build_sp
     front_line_max_sp: int  # SoE 8.31 reinforcement.front_line_max_sp
     max_blocks: int  # SoE 1.0, 7.33 stacking.max_blocks
+    # ruleset options applied by the round loop (SoE values in data/rules/soe.toml; EatS X, V8/V9)
+    max_saved_cubes_per_front: int  # EatS X: 10 RP per front (0: no cap, SoE 8.4)
+    saved_cubes_first: bool  # EatS X: operational RP "should be used first" (SoE: strategic first)
+    built_brigade_may_strengthen: bool  # EatS X.4 (SoE 8.4: no)
+    own_nation_builds_at_supply_source_only: bool  # EatS X.3, X.4: Warsaw / the Eastern Links (SoE 8.4: any depot)
 
 
 # --------------------------------------------------------------------------------------------------

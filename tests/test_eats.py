@@ -1,0 +1,609 @@
+"""The Eagle and the Star (seed 002, "EatS") as a ruleset variant of the engine (data/rules/eats.toml).
+
+One test per engine option (kernel level: the option changes exactly what it should, and the SoE
+value keeps the SoE behaviour), the ruleset file itself, the set-up transforms, the entry points
+(``game_setup``, ``play_game``, ``simulate``, ``soe-sim simulate/fuzz --ruleset``, the sweep's
+``ruleset``), and smoke tests that the four EatS scenarios play under the variant. Readings V1…V12:
+docs/rules.md "EatS variant". The SoE goldens (tests/golden) are checked by test_engine_game.py.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from soe_sim.battle import Battle, resolve
+from soe_sim.cli import main
+from soe_sim.data.enums import SIDE, Nation, UnitClass
+from soe_sim.engine.game import (
+    CAUSE,
+    EVENT,
+    Event,
+    fuzz,
+    game_setup,
+    nb,
+    new_event_log,
+    play_game,
+    play_games,
+)
+from soe_sim.engine.game import policies as pnb
+from soe_sim.engine.orders import OrderType, legal_orders, legal_rail, new_order_state, order_constants, place_order
+from soe_sim.engine.orders import nb as onb
+from soe_sim.engine.state import STATUS
+from soe_sim.errors import SoeInputError
+from soe_sim.rules import load_rules
+
+EATS_SCENARIOS = ["kiev-offensive", "tukhachevsky-offensive", "battle-of-warsaw", "campaign-1920"]
+RULES_DIR = Path(__file__).resolve().parent.parent / "data" / "rules"
+
+
+@functools.lru_cache(maxsize=None)
+def _setup(scenario, ruleset):
+    return game_setup(scenario, ruleset)
+
+
+def _flat_keys(d, prefix=""):
+    for k, v in d.items():
+        if isinstance(v, dict) and k != "pool":
+            yield from _flat_keys(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}"
+
+
+# --- the ruleset file -------------------------------------------------------------------------------
+
+
+def test_eats_ruleset_is_soe_plus_overlay_and_every_key_is_cited():
+    """eats.toml is merged over soe.toml ([meta] base) and cites an EatS section for every key."""
+    eats = load_rules("eats")
+    soe = load_rules("soe")
+    assert eats.name == "The Eagle and the Star" and eats["meta.id"] == "eats"
+    assert [Path(f).name for f in eats.files] == ["soe.toml", "eats.toml"]
+    assert set(_flat_keys(eats.values)) == set(_flat_keys(soe.values))  # a complete ruleset
+    raw = tomllib.loads((RULES_DIR / "eats.toml").read_text())
+    sources = raw.pop("sources")
+    raw["meta"].pop("base")
+    for key in _flat_keys({k: v for k, v in raw.items() if k != "meta"}):
+        assert key in sources and sources[key].startswith("EatS"), key
+    soe_raw = tomllib.loads((RULES_DIR / "soe.toml").read_text())
+    soe_sources = soe_raw.pop("sources")
+    for key in _flat_keys({k: v for k, v in soe_raw.items() if k != "meta"}):
+        assert key in soe_sources, key
+    # the values that make the difference (docs/rules.md "EatS variant")
+    assert (eats["orders.base_orders_per_front"], eats["orders.mandatory_recon"], eats["orders.free_recon_per_front"]) \
+        == (1, 0, 1)
+    assert (soe["orders.base_orders_per_front"], soe["orders.mandatory_recon"], soe["orders.free_recon_per_front"]) \
+        == (2, 1, 0)
+    assert eats["reinforcement.max_saved_cubes_per_front"] == 10 and eats["victory.immediate_vp"] == 15
+
+
+def test_unknown_ruleset_is_a_clear_error_with_a_suggestion(capsys):
+    with pytest.raises(SoeInputError, match=r"unknown ruleset.*did you mean `eats`"):
+        load_rules("eat")
+    with pytest.raises(SoeInputError, match="built-in rulesets: eats, soe"):
+        game_setup("tutorial", "strike")
+    assert main(["simulate", "-s", "tutorial", "-n", "2", "--ruleset", "eagle"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown ruleset" in err and "Traceback" not in err
+    assert main(["fuzz", "-s", "tutorial", "-n", "2", "--ruleset", "soee"]) == 2
+    assert "did you mean `soe`" in capsys.readouterr().err
+
+
+def test_bad_execution_groups_are_rejected(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[meta]\nname = "x"\nid = "x"\nbase = "soe"\n[orders]\n'
+                   'execute_before_battles = ["forced_march", "recon", "move"]\n'
+                   'execute_after_battles = ["withdraw", "reorganize", "rail_transport"]\n')
+    with pytest.raises(SoeInputError, match="withdraw must be executed before the battles"):
+        order_constants(load_rules(bad))
+    bad2 = tmp_path / "bad2.toml"  # (load_rules caches by path)
+    bad2.write_text('[meta]\nname = "x"\nid = "x"\nbase = "soe"\n[orders]\nexecute_after_battles = ["rail"]\n')
+    with pytest.raises(SoeInputError, match="unknown order execution group.*rail_transport"):
+        order_constants(load_rules(bad2))
+
+
+# --- set-up: leaders (V10), cards (EatS IV.1), victory (XII.1), Germany (II.3) -------------------------
+
+
+def test_eats_ii_2_no_leader_blocks():
+    """EatS has no leader blocks (II.2, XIV): the variant leaves them out of every scenario (V10)."""
+    for sc in EATS_SCENARIOS:
+        assert (_setup(sc, "eats").state0.block_arm == 2).sum() == 0
+        assert (_setup(sc, "soe").state0.block_arm == 2).sum() > 0
+
+
+def test_eats_iv_1_both_fronts_draw_12_hold_13():
+    """EatS IV.1: a player commanding both fronts draws 12 cards and holds 13, with no extra draws;
+    one front (the tutorial): 6 and 7. SoE 10.1: 6, hand 7, +2 in phases 2-4."""
+    k = _setup("kiev-offensive", "eats").kr
+    assert (k.draw_per_round, k.hand_limit, k.two_front_extra_draw) == (12, 13, 0)
+    assert _setup("kiev-offensive", "eats").etable.hand_limit == 13
+    k = _setup("tutorial", "eats").kr
+    assert (k.draw_per_round, k.hand_limit) == (6, 7)
+    k = _setup("kiev-offensive", "soe").kr
+    assert (k.draw_per_round, k.hand_limit, k.two_front_extra_draw) == (6, 7, 2)
+
+
+def test_eats_xii_1_immediate_victory_from_the_ruleset():
+    """EatS XII.1: 15 VP or a Soviet capture of Warsaw wins at once; the ruleset adds the conditions
+    a scenario lacks (the tutorial) and does not duplicate those the EatS scenarios already carry."""
+    cfg = _setup("tutorial", "eats").cfg
+    warsaw = _setup("tutorial", "eats").game_map.index("warsaw")
+    rows = set(zip(cfg.imm_kind.tolist(), cfg.imm_side.tolist(), cfg.imm_area.tolist(), cfg.imm_value.tolist()))
+    assert rows == {(nb.IMMEDIATE_VP_AT_LEAST, 0, -1, 15), (nb.IMMEDIATE_VP_AT_LEAST, 1, -1, 15),
+                    (nb.IMMEDIATE_CAPTURE_AREA, 1, warsaw, 0)}
+    assert len(_setup("tutorial", "soe").cfg.imm_kind) == 0
+    assert len(_setup("kiev-offensive", "eats").cfg.imm_kind) == len(_setup("kiev-offensive", "soe").cfg.imm_kind) == 3
+
+
+def test_eats_ii_3_germany_closed_to_poles():
+    """EatS II.3 'Polish units can't cross the German border': no Polish nation may move into a
+    German area (move and rail rows, G15 filter); Soviet nations may; SoE: everybody may."""
+    s = _setup("kiev-offensive", "eats")
+    germany = s.game_map.arrays.territory == 2
+    assert germany.sum() == 5 and np.array_equal(s.cfg.intern_area, germany)
+    for nat in (Nation.POLISH, Nation.UKRAINIAN_UNR, Nation.LITHUANIAN_BELARUSIAN):
+        assert not s.cfg.nation_move_ok[int(nat), germany].any()
+    assert s.cfg.nation_move_ok[int(Nation.SOVIET), germany].all()
+    soe = _setup("kiev-offensive", "soe")
+    assert soe.cfg.nation_move_ok[:, germany].all() and not soe.cfg.intern_area.any()
+
+
+# --- V1: one free order + a Recon marker (EatS VI); V: Withdraw excludes Defend (EatS II.4.1) -----------
+
+
+def _orders_scene(ruleset):
+    s = _setup("tutorial", ruleset)
+    state = s.state0.copy()
+    orders = new_order_state(state)
+    onb.reset_phase_nb(state, orders, False)
+    front = int(s.game_map.arrays.front[s.game_map.index("charyshi")])
+    return s, state, orders, front
+
+
+def test_eats_vi_free_order_and_recon_marker():
+    """EatS VI: 1 free order of any kind plus 1 Recon marker, the Recon not mandatory. With 1 + 0
+    card orders the side may pass at once, place one order of any type, and then only a Recon;
+    after both, nothing. SoE 7.11/7.2: 2 orders, one of which must be a Recon (no pass before it)."""
+    s, state, orders, front = _orders_scene("eats")
+    base = s.orules.base_orders_per_front
+    rows = legal_orders(state, orders, s.game_map, s.orules, SIDE.POLISH, front, base)
+    assert (None, None) in rows  # not mandatory
+    assert any(t is not None and t != OrderType.RECON for t, _ in rows)
+    move = next((t, a) for t, a in rows if t == OrderType.MOVE_OUT)
+    place_order(state, orders, s.game_map, SIDE.POLISH, front, *move)
+    rows = legal_orders(state, orders, s.game_map, s.orules, SIDE.POLISH, front, base)
+    assert rows and all(t in (OrderType.RECON, None) for t, _ in rows)  # the free Recon slot only
+    recon = next(r for r in rows if r[0] == OrderType.RECON)
+    place_order(state, orders, s.game_map, SIDE.POLISH, front, *recon)
+    assert legal_orders(state, orders, s.game_map, s.orules, SIDE.POLISH, front, base) == []
+    # a Recon placed first uses the Recon marker and leaves the free order
+    s, state, orders, front = _orders_scene("eats")
+    recon = next(r for r in legal_orders(state, orders, s.game_map, s.orules, SIDE.POLISH, front, base)
+                 if r[0] == OrderType.RECON)
+    place_order(state, orders, s.game_map, SIDE.POLISH, front, *recon)
+    rows = legal_orders(state, orders, s.game_map, s.orules, SIDE.POLISH, front, base)
+    assert any(t not in (OrderType.RECON, None) for t, _ in rows)
+    # SoE: the mandatory Recon
+    s, state, orders, front = _orders_scene("soe")
+    rows = legal_orders(state, orders, s.game_map, s.orules, SIDE.POLISH, front, s.orules.base_orders_per_front)
+    assert (None, None) not in rows
+    move = next((t, a) for t, a in rows if t == OrderType.MOVE_OUT)
+    place_order(state, orders, s.game_map, SIDE.POLISH, front, *move)
+    rows = legal_orders(state, orders, s.game_map, s.orules, SIDE.POLISH, front, s.orules.base_orders_per_front)
+    assert rows and all(t == OrderType.RECON for t, _ in rows)
+
+
+def test_eats_ii_4_1_no_withdraw_with_defend():
+    """EatS II.4.1 Withdraw: 'not allowed on a space where Defend order is present' (and no Defend
+    where a Withdraw is). SoE allows both types on one area (two blocks, O2)."""
+    for ruleset, allowed in (("eats", False), ("soe", True)):
+        s, state, orders, front = _orders_scene(ruleset)
+        place_order(state, orders, s.game_map, SIDE.POLISH, front, OrderType.DEFEND, "charyshi")
+        rows = legal_orders(state, orders, s.game_map, s.orules, SIDE.POLISH, front, 4)
+        assert ((OrderType.WITHDRAW, "charyshi") in rows) is allowed
+        s, state, orders, front = _orders_scene(ruleset)
+        place_order(state, orders, s.game_map, SIDE.POLISH, front, OrderType.WITHDRAW, "charyshi")
+        rows = legal_orders(state, orders, s.game_map, s.orules, SIDE.POLISH, front, 4)
+        assert ((OrderType.DEFEND, "charyshi") in rows) is allowed
+
+
+# --- V3: initiative by the difference of losses (EatS II.4.3); V7: garrison losses (EatS II.4.2) ---------
+
+
+def test_eats_ii_4_3_initiative_example_1():
+    """EatS II.4.3 Example 1: the Poles hold 1 initiative point; winning while inflicting 2 SP and
+    losing 1 leaves the level (difference 1); inflicting 3 raises it. SoE 6.1 counts the losses
+    inflicted alone (2 > 1: a gain)."""
+    battle = Battle.from_spec("4i,4i", "4i,2i", attacker_side="polish", initiative_holder="attacker",
+                              initiative_level=1)
+    eats, soe = load_rules("eats"), load_rules("soe")
+    r = resolve(battle, 0, 0, rules=eats)  # 8 -> 2 losses inflicted, 6 -> 1 suffered
+    assert (r["attacker_wins"], r["defender_losses"], r["attacker_losses"]) == (True, 2, 1)
+    assert (r["initiative_level"], r["initiative_change"]) == (1, "none")
+    assert (resolve(battle, 0, 0, rules=soe)["initiative_level"]) == 2
+    r = resolve(battle, 2, 0, rules=eats)  # 10 -> 3 inflicted, 1 suffered: difference 2 > 1
+    assert (r["defender_losses"], r["attacker_losses"], r["initiative_level"], r["initiative_change"]) == \
+        (3, 1, 2, "gain")
+    # the defender holding the initiative: its losses count against it too
+    held = Battle.from_spec("2i", "4i,4i", initiative_holder="defender", initiative_level=1)
+    r = resolve(held, 2, 0, rules=eats)  # attacker 4 -> 1 loss; defender 8 -> 2 losses: difference 1
+    assert (r["attacker_wins"], r["initiative_change"]) == (False, "none")
+    assert resolve(held, 2, 0, rules=soe)["initiative_change"] == "gain"
+
+
+def test_eats_ii_4_2_garrison_pays_first_only_in_a_lost_defence():
+    """EatS II.4.2 'Garrisons are used to pay first losses in a lost defensive battle': a winning
+    defender's blocks take the losses and the garrison stays (V7); a losing defender's garrison
+    still goes first. SoE 3.0: the garrison always takes the first loss."""
+    eats, soe = load_rules("eats"), load_rules("soe")
+    won = Battle.from_spec("2i", "3i", garrison=True)  # 2+2 -> 1 loss; 3+1+3 -> 2 losses: defender wins
+    r = resolve(won, 2, 3, rules=eats)
+    assert (r["attacker_wins"], r["defender_losses"], r["garrison_lost"]) == (False, 1, False)
+    assert resolve(won, 2, 3, rules=soe)["garrison_lost"] is True
+    lost = Battle.from_spec("4i,4i", "2i", garrison=True)  # 8 -> 2 losses; 2+1 -> 0: defender loses
+    for rules in (eats, soe):
+        r = resolve(lost, 0, 0, rules=rules)
+        assert (r["attacker_wins"], r["defender_losses"], r["garrison_lost"]) == (True, 2, True)
+    alone = Battle.from_spec("1i", "", garrison=True)  # a lone garrison that wins still pays its loss
+    r = resolve(alone, 3, 4, rules=eats)  # 4 -> 1 loss; 1+4 -> 1 loss: a draw, the attacker loses
+    assert (r["attacker_wins"], r["garrison_lost"]) == (False, True)
+
+
+def test_eats_ii_3_3_and_ix_2_no_flank_negation_by_strongholds_or_support():
+    """EatS II.3.3: stronghold units 'can't ignore flanking attacks'; EatS IX.2 has no supporting-block
+    rule (V4). Two attack directions against a fortified area (all from fortified directions) with
+    one supporting direction: -2 SP under EatS, none under SoE."""
+    battle = Battle.from_spec("2i/2i", "4i", fortified=True, support=1)
+    e = resolve(battle, 0, 0, rules=load_rules("eats"))
+    s = resolve(battle, 0, 0, rules=load_rules("soe"))
+    assert (e["defender_cv"], s["defender_cv"]) == (2, 4)
+
+
+# --- V5: rail transport into a defended battle at strength 0 (EatS II.4.1) ------------------------------
+
+
+def _rail_scene(ruleset):
+    """Kiev Offensive start, Polish rail order in Warsaw; Radzymin (a rail neighbour) held by a Polish
+    block since the phase start and entered by a Soviet block from Ostrow Mazowiecka."""
+    s = _setup("kiev-offensive", ruleset)
+    gm = s.game_map
+    state = s.state0.copy()
+    orders = new_order_state(state)
+    onb.reset_phase_nb(state, orders, False)
+    warsaw, radzymin, ostrow = gm.index("warsaw"), gm.index("radzymin"), gm.index("ostrow-mazowiecka")
+    pol = [int(b) for b in np.flatnonzero((state.block_area == warsaw) & (state.block_side == 0))]
+    assert len(pol) >= 2
+    holder, mover = pol[0], pol[1]
+    state.block_area[holder] = radzymin
+    sov = int(np.flatnonzero((state.block_status == STATUS.ON_MAP) & (state.block_side == 1)
+                             & (state.block_arm == 0))[0])
+    state.block_area[sov] = radzymin
+    state.block_prev_area[sov] = ostrow
+    state.block_arrival[sov] = 1
+    front = int(gm.arrays.front[warsaw])
+    o = place_order(state, orders, gm, SIDE.POLISH, front, OrderType.RAIL_TRANSPORT, "warsaw")
+    return s, state, orders, o, mover, radzymin, warsaw
+
+
+def test_eats_ii_4_1_rail_into_a_defended_battle_at_strength_0():
+    """EatS II.4.1 Railway transport: the move may end in a battle area the side holds (V5), the
+    block enters from the rail neighbour it came through and counts 0 in the battle
+    (``rail_moved_sp_nb`` is what the loop takes off the combat card). SoE 7.6: never into an
+    area with enemy blocks."""
+    s, state, orders, o, mover, radzymin, warsaw = _rail_scene("eats")
+    assert (mover, "radzymin") in legal_rail(state, orders, s.game_map, s.orules, o)
+    via = onb.apply_rail_nb(state, orders, s.game_map.arrays, s.orules, o, mover, radzymin)
+    assert via == warsaw and state.block_area[mover] == radzymin and state.block_prev_area[mover] == warsaw
+    sp = int(state.block_sp[mover])
+    assert sp > 0 and nb.rail_moved_sp_nb(state, orders, SIDE.POLISH, radzymin) == sp
+    assert nb.rail_moved_sp_nb(state, orders, SIDE.SOVIET, radzymin) == 0
+    s, state, orders, o, mover, radzymin, warsaw = _rail_scene("soe")
+    rows = legal_rail(state, orders, s.game_map, s.orules, o)
+    assert rows and (mover, "radzymin") not in rows
+    assert s.cr.rail_moved_strength_zero is False and load_rules("eats").combat_constants().rail_moved_strength_zero
+
+
+# --- V6 garrisons in the supply phase, V8 cube cap, V9 home builds, V11 internment: loop kernels --------
+
+
+def _arrays(n_areas):
+    return (np.zeros((2, n_areas), np.int32), np.zeros((2, n_areas), np.bool_), np.zeros((2, n_areas), np.int32),
+            np.zeros((2, n_areas), np.bool_))
+
+
+def test_eats_ii_4_2_garrisons_placed_in_the_supply_phase():
+    """EatS II.4.2: after the supply check a side's garrison goes into a supplied key town it occupies
+    (V6), except where a garrison was eliminated this round (it waits for the Reinforcement Phase)."""
+    s = _setup("kiev-offensive", "eats")
+    gm = s.game_map
+    state = s.state0.copy()
+    minsk = gm.index("minsk")
+    state.garrison_side[minsk] = -1
+    pol = int(np.flatnonzero((state.block_status == STATUS.ON_MAP) & (state.block_side == 0))[0])
+    state.block_area[pol] = minsk
+    log = new_event_log(256)
+    waiting = np.zeros(gm.n_areas, np.bool_)
+    waiting[minsk] = True
+    nb.supply_phase_garrisons_nb(state, gm.arrays, log.records, log.ctr, *_arrays(gm.n_areas), waiting)
+    assert state.garrison_side[minsk] == -1
+    waiting[:] = False
+    nb.supply_phase_garrisons_nb(state, gm.arrays, log.records, log.ctr, *_arrays(gm.n_areas), waiting)
+    assert state.garrison_side[minsk] == 0
+    ev = [(int(e["kind"]), int(e["side"]), int(e["area"]), int(e["value2"])) for e in log.used()]
+    assert ev.count((EVENT.GARRISON_PLACED, 0, minsk, CAUSE.SUPPLY)) == 1
+    assert s.er.garrisons_in_supply_phase and not _setup("kiev-offensive", "soe").er.garrisons_in_supply_phase
+
+
+def test_eats_x_cube_cap():
+    """EatS X 'One front can't have more than 10 Reinforcements Points' (V8): cubes over the cap
+    (10 per front commanded) are dropped, allied then cavalry then infantry; SoE: no cap."""
+    state = _setup("tutorial", "eats").state0.copy()
+    state.cubes[0] = [8, 3, 2]
+    state.cubes[1] = [4, 0, 0]
+    log = new_event_log(64)
+    nb.cap_saved_cubes_nb(state, 10, log.records, log.ctr)
+    assert state.cubes.tolist() == [[8, 2, 0], [4, 0, 0]]
+    (e,) = log.used()
+    assert (int(e["kind"]), int(e["side"]), int(e["area"]), int(e["value"]), int(e["value2"])) == \
+        (EVENT.CUBES_DROPPED, 0, -1, 3, 1)
+    nb.cap_saved_cubes_nb(state, 0, log.records, log.ctr)  # SoE: max_saved_cubes_per_front = 0
+    assert state.cubes.tolist() == [[8, 2, 0], [4, 0, 0]] and log.n == 1
+    assert _setup("kiev-offensive", "eats").rr.max_saved_cubes_per_front * 2 == 20
+
+
+def test_eats_x_3_own_nation_builds_at_home():
+    """EatS X.3, X.4: Poles recreate (and take reserve units) in Warsaw, Soviets in their special
+    locations (V9); allied-nation blocks keep the SoE 8.4 depots."""
+    s = _setup("kiev-offensive", "eats")
+    gm = s.game_map
+    st = s.state0
+    pol = int(np.flatnonzero((st.block_side == 0) & (st.block_nation == int(Nation.POLISH)))[0])
+    unr = int(np.flatnonzero(st.block_nation == int(Nation.UKRAINIAN_UNR))[0])
+    sov = int(np.flatnonzero((st.block_side == 1) & (st.block_nation == int(Nation.SOVIET)))[0])
+    bmask = np.zeros((st.n_blocks, gm.n_areas), np.bool_)
+    for b, a in ((pol, "warsaw"), (pol, "lviv"), (unr, "kiev"), (sov, "yartsevo"), (sov, "minsk")):
+        bmask[b, gm.index(a)] = True
+    assert nb.home_builds_only_nb(st, gm.arrays, 0, bmask) == 4  # Poles: only Polish-nation rows filtered
+    assert not bmask[pol, gm.index("lviv")] and bmask[pol, gm.index("warsaw")] and bmask[unr, gm.index("kiev")]
+    assert nb.home_builds_only_nb(st, gm.arrays, 1, bmask) == 3
+    assert not bmask[sov, gm.index("minsk")] and bmask[sov, gm.index("yartsevo")]
+
+
+def _reinforce_events(ruleset, seeds=range(40)):
+    """Reinforcement phases of the Kiev Offensive start with 10 saved infantry cubes a side, random
+    decisions: the events of every seed."""
+    s = _setup("kiev-offensive", ruleset)
+    out = []
+    for seed in seeds:
+        state = s.state0.copy()
+        state.cubes[:, 0] = 10
+        state.phase[0] = nb.PHASE_REINFORCEMENT
+        for b in np.flatnonzero((state.block_status == STATUS.ON_MAP) & (state.block_sp > 1))[::2]:
+            state.block_sp[b] -= 1  # room to strengthen
+        cs = s.cards0.copy()
+        ids = np.zeros(2, np.int64)
+        params = nb.default_params_nb(ids)
+        pol = pnb.make_policy_set_nb(ids, params, cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+        log = new_event_log(4096)
+        n = s.game_map.n_areas
+        nb.reinforcement_phase_nb(state, s.orders0.copy(), s.game_map.arrays, s.er, s.rr, s.cfg,
+                                  s.cfg.nation_active.copy(), pol, np.array([seed + 1, seed + 7], np.uint64),
+                                  log.records, log.ctr, *_arrays(n), np.zeros((2, n), np.int32))
+        out.append((state, log.used()))
+    return s, out
+
+
+def test_eats_x_reinforcement_options_in_the_phase():
+    """EatS X: operational RP are used before the strategic ones (saved pool first); X.4 a unit from
+    the Reserve Area may take more SP in the phase it enters (a built brigade is strengthened);
+    X.3 own-nation blocks are built only on the side's supply sources. SoE: the opposite of each."""
+    seen = {}
+    for ruleset in ("eats", "soe"):
+        s, runs = _reinforce_events(ruleset)
+        src = s.game_map.arrays.supply_source
+        order_ok, brigade_grown, away_builds = True, False, 0
+        for state, ev in runs:
+            for side in (0, 1):
+                pools = [int(e["value2"]) for e in ev
+                         if e["kind"] in (EVENT.STRENGTHEN, EVENT.BUILD) and e["side"] == side]
+                saved = [i for i, p in enumerate(pools) if p == -1]
+                strat = [i for i, p in enumerate(pools) if p != -1]
+                if saved and strat:
+                    first_saved = ruleset == "eats"
+                    order_ok &= (max(saved) < min(strat)) if first_saved else (max(strat) < min(saved))
+            built = set()
+            for e in ev:
+                b = int(e["block"])
+                if e["kind"] == EVENT.BUILD:
+                    if state.block_class[b] == int(UnitClass.BRIGADE):
+                        built.add(b)
+                    if state.block_nation[b] == int(e["side"]) and src[int(e["area"])] != int(e["side"]):
+                        away_builds += 1  # own nation (Polish 0 / Soviet 1) built off a supply source
+                elif e["kind"] == EVENT.STRENGTHEN and b in built:
+                    brigade_grown = True
+        seen[ruleset] = (order_ok, brigade_grown, away_builds)
+    assert seen["eats"][:2] == (True, True) and seen["eats"][2] == 0
+    assert seen["soe"][0] is True and seen["soe"][1] is False and seen["soe"][2] > 0
+
+
+def test_eats_ii_3_internment():
+    """EatS II.3 Germany (V11): a Soviet block in German territory leaves the map with 1 SP less and
+    returns at the first friendly town of Grodno (3 actions later), Svencionys (5), Polotsk (7); a
+    1-SP block is destroyed. In the Kiev Offensive only Polotsk is Soviet: Round 1 Phase 3 + 7 =
+    Round 2 Phase 5."""
+    s = _setup("kiev-offensive", "eats")
+    gm = s.game_map
+    state = s.state0.copy()
+    state.phase[0] = 3
+    lyck = gm.index("lyck")
+    sov = np.flatnonzero((state.block_status == STATUS.ON_MAP) & (state.block_side == 1))
+    big = int(next(b for b in sov if state.block_sp[b] >= 2))
+    one = int(next(b for b in sov if state.block_sp[b] == 1))
+    sp = int(state.block_sp[big])
+    for b in (big, one):
+        state.block_area[b] = lyck
+    log = new_event_log(256)
+    nbk, n = state.n_blocks, gm.n_areas
+    snaps = (np.empty(nbk, np.int8), np.empty(nbk, np.int16), np.empty(nbk, np.int8), np.empty(n, np.int8),
+             np.zeros(nbk, np.bool_), np.zeros(nbk, np.bool_))
+    assert nb.intern_nb(state, s.cfg, 5, log.records, log.ctr, *snaps) == 2
+    assert state.block_status[big] == STATUS.SCHEDULED and state.block_area[big] == -1
+    assert (state.block_arrive_area[big], state.block_arrive_round[big], state.block_arrive_phase[big],
+            state.block_arrive_sp[big]) == (gm.index("polotsk"), 2, 5, sp - 1)
+    assert state.block_status[one] == STATUS.DESTROYED_TO_POOL
+    removed = [(int(e["block"]), int(e["value"]), int(e["value2"])) for e in log.used()
+               if e["kind"] == EVENT.BLOCK_REMOVED]
+    assert sorted(removed) == sorted([(big, STATUS.SCHEDULED, CAUSE.INTERNMENT),
+                                      (one, STATUS.DESTROYED_TO_POOL, CAUSE.INTERNMENT)])
+    # Grodno Soviet: back there 3 actions later; SoE: nothing happens
+    state.control[gm.index("grodno")] = 1
+    other = int(next(b for b in sov if b not in (big, one) and state.block_sp[b] >= 2))
+    state.block_area[other] = lyck
+    nb.intern_nb(state, s.cfg, 5, log.records, log.ctr, *snaps)
+    assert (state.block_arrive_area[other], state.block_arrive_round[other], state.block_arrive_phase[other]) == \
+        (gm.index("grodno"), 2, 1)
+    soe = _setup("kiev-offensive", "soe")
+    st2 = soe.state0.copy()
+    st2.block_area[big] = lyck
+    assert nb.intern_nb(st2, soe.cfg, 5, log.records, log.ctr, *snaps) == 0 and st2.block_area[big] == lyck
+
+
+# --- the loop under the variant -------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _games(scenario, ruleset, n=3, seed=21):
+    return [play_game(scenario, (seed, i), check_invariants=True, ruleset=ruleset) for i in range(n)]
+
+
+def test_eats_vii_execution_sequence_and_initiative_order():
+    """EatS VII: Quick Move, Move, then Railway transport, Recon and Reorganization, all before the
+    combats (V2); EatS II.4.3 / VI: the player with the lower initiative places first, the higher
+    resolves first, without a decision. Checked on the event logs of whole games."""
+    s = _setup("kiev-offensive", "eats")
+    init = {0: (0, 1), 1: (0, 1)}  # Scenario I: initiative 1 for Poland on both fronts
+    assert [(int(s.state0.initiative_side[f]), int(s.state0.initiative_level[f])) for f in (0, 1)] == \
+        [init[0], init[1]]
+    checked = 0
+    for g in _games("kiev-offensive", "eats"):
+        holder = {f: int(s.state0.initiative_side[f]) for f in (0, 1)}
+        phase_events = {}
+        for i, e in enumerate(g.log.used()):
+            k = int(e["kind"])
+            if k == EVENT.INITIATIVE:
+                holder[int(e["area"])] = int(e["side"])
+            elif k == EVENT.FIRST_PLAYER:
+                f, step = int(e["area"]), int(e["value"])
+                want = 1 - holder[f] if step == 0 else holder[f]
+                assert int(e["side"]) == want
+                checked += 1
+            key = (int(e["round"]), int(e["phase"]))
+            phase_events.setdefault(key, []).append((i, k, int(e["value"])))
+        for evs in phase_events.values():
+            moves = [i for i, k, v in evs if k == EVENT.MOVE and v in (onb.MOVE_TO, onb.MOVE_OUT)]
+            fms = [i for i, k, v in evs if k == EVENT.MOVE and v in (onb.FORCED_MARCH_TO, onb.FORCED_MARCH_OUT)]
+            late = [i for i, k, v in evs if k in (EVENT.RECON, EVENT.REORGANIZED, EVENT.RAIL)]
+            battles = [i for i, k, v in evs if k == EVENT.BATTLE]
+            if fms and moves:
+                assert max(fms) < min(moves)
+            if late and (moves or fms):
+                assert min(late) > max(moves + fms)
+            if late and battles:
+                assert max(late) < min(battles)
+    assert checked > 0
+    # SoE: reorganize / rail after the battles whenever both occur in a phase
+    for g in _games("kiev-offensive", "soe"):
+        ev = g.log.used()
+        for key in {(int(e["round"]), int(e["phase"])) for e in ev}:
+            idx = [(i, int(e["kind"])) for i, e in enumerate(ev) if (int(e["round"]), int(e["phase"])) == key]
+            late = [i for i, k in idx if k in (EVENT.REORGANIZED, EVENT.RAIL)]
+            battles = [i for i, k in idx if k == EVENT.BATTLE]
+            if late and battles:
+                assert min(late) > max(battles)
+
+
+@pytest.mark.parametrize("scenario", EATS_SCENARIOS)
+def test_every_eats_scenario_plays_under_the_eats_ruleset(scenario):
+    """Each of the four EatS scenarios plays to its end under the variant with random policies and no
+    invariant violation (placement, SP range, stacking, battles resolved, cards, VP track)."""
+    rep = fuzz(scenario, 4, seed=31, ruleset="eats", threads=1)
+    assert rep["ruleset"] == "eats"
+    assert rep["crashes"] == 0, rep["first_crash"]
+    assert rep["violations"] == 0, rep["first_violation"]
+    assert rep["stalemates"] == 0
+    assert sum(rep["outcomes"].values()) == 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", EATS_SCENARIOS)
+def test_every_eats_scenario_fuzz_large(scenario):
+    rep = fuzz(scenario, 200, seed=2020, ruleset="eats")
+    assert rep["crashes"] == 0, rep["first_crash"]
+    assert rep["violations"] == 0, rep["first_violation"]
+    assert rep["stalemates"] == 0
+
+
+def test_eats_games_differ_from_soe_games_and_use_the_options():
+    """The same seed plays a different game under EatS (no leaders, 12-card hands, no Recon
+    obligation…), the loop under EatS uses the variant's machinery, and play_games == play_game."""
+    eats = _games("kiev-offensive", "eats")
+    soe = _games("kiev-offensive", "soe")
+    assert [len(g.events) for g in eats] != [len(g.events) for g in soe]
+    first = eats[0].events
+    drawn = first[(first["kind"] == "cards_drawn")]["value"].tolist()
+    assert drawn[:2] == [12, 12]  # EatS IV.1: both fronts, 12 cards each
+    blocks = set().union(*(set(g.events["block"]) for g in eats))
+    assert "pl-pilsudski" not in blocks and "pl-pilsudski" in set().union(*(set(g.events["block"]) for g in soe))
+    rows = play_games("kiev-offensive", 3, seed=21, threads=1, ruleset="eats", check_invariants=True)
+    assert rows["vp"].tolist() == [g.vp for g in eats] and rows["steps"].tolist() == [g.steps for g in eats]
+
+
+# --- entry points: simulate, CLI, sweep ------------------------------------------------------------------
+
+
+def test_simulate_and_cli_under_eats(capsys, tmp_path):
+    from soe_sim.sim import simulate
+
+    df = simulate("tutorial", games=6, seed=4, threads=1, ruleset="eats")
+    assert len(df) == 6 and df.attrs["soe_sim"]["ruleset"] == "eats"
+    assert simulate("tutorial", games=6, seed=4, threads=1).attrs["soe_sim"]["ruleset"] == "soe"
+    assert main(["simulate", "-s", "tutorial", "-n", "6", "--seed", "4", "--threads", "1", "--ruleset", "eats",
+                 "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ruleset"] == "eats" and out["games"] == 6
+    assert out["polish_win"] == pytest.approx((df["winner"] == "polish").mean())
+    assert main(["fuzz", "-s", "tutorial", "-n", "2", "--ruleset", "eats"]) == 0
+    assert "tutorial under eats: 2 games" in capsys.readouterr().out
+
+
+def test_sweep_config_ruleset_eats(tmp_path):
+    from soe_sim.sim import sweep as sw
+
+    cfg_path = tmp_path / "sweep.toml"
+    cfg_path.write_text('scenarios = ["tutorial"]\nruleset = "eats"\ngames_per_chunk = 2\nchunks = 1\nseed = 1\n'
+                        '[[pairs]]\npolish = "random"\nsoviet = "random"\n')
+    cfg = sw.load_config(str(cfg_path))
+    assert cfg.ruleset == "eats"
+    setup = sw.overlay_setup("tutorial", cfg.overlays[0], cfg.ruleset)
+    assert setup.rules["meta.id"] == "eats" and setup.orules.free_recon_per_front == 1
+    assert sw.overlay_setup("tutorial").rules["meta.id"] == "soe"
+    cfg_path.write_text(cfg_path.read_text().replace('"eats"', '"eatz"'))
+    with pytest.raises(SoeInputError, match="did you mean `eats`"):
+        sw.load_config(str(cfg_path))
+
+
+def test_game_setup_ruleset_arguments():
+    from soe_sim.rules import load_rules as lr
+
+    s = game_setup("tutorial", lr("eats"))
+    assert s.rules["meta.id"] == "eats" and s.orules.holder_chooses_order is False
+    assert game_setup(s) is s and game_setup(s, "eats") is s
+    with pytest.raises(SoeInputError, match="another ruleset"):
+        game_setup(s, "soe")
+    assert game_setup("tutorial").rules["meta.id"] == "soe"
+    assert Event.CUBES_DROPPED.name == "CUBES_DROPPED"
