@@ -35,6 +35,12 @@ def _register() -> None:
     from soe_sim.report.cli import register as register_report_commands  # soe-sim report balance
 
     register_report_commands(cli)
+    from soe_sim.design.cli import register as register_design_commands  # compare, sensitivity, tune, knobs
+
+    register_design_commands(cli)
+    from soe_sim.playtest.cli import register as register_playtest_commands  # soe-sim playtest
+
+    register_playtest_commands(cli)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,8 @@
 """The two 55-card decks (``cards/polish.csv``, ``cards/soviet.csv``) with parsed effect codes."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 from pathlib import Path
 
@@ -12,7 +14,26 @@ from soe_sim.data._rules import rule
 from soe_sim.data.enums import CardFront, EventKind, Nation, Side
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
-__all__ = ["EFFECT_KEYS", "load_cards", "parse_effect", "card_schema"]
+__all__ = ["EFFECT_KEYS", "load_cards", "parse_effect", "card_schema", "deck_override"]
+
+# Decks that replace the built-in ones inside a `deck_override` block (a rule variant's changed decks,
+# soe_sim.design.variant). A context variable: other threads and tasks keep the built-in decks.
+_DECK_OVERRIDE: contextvars.ContextVar = contextvars.ContextVar("soe_sim_deck_override", default=None)
+
+
+@contextlib.contextmanager
+def deck_override(decks: dict):
+    """Within the block, :func:`load_cards` of a side without a ``path`` returns a copy of
+    ``decks[side]`` (a DataFrame in the :func:`load_cards` format) instead of the built-in deck.
+
+    This is how a variant's deck composition (``soe_sim.design``) reaches the set-up code that loads
+    the built-in decks (card state, Events' Area, event table) without a decks argument.
+    """
+    token = _DECK_OVERRIDE.set(dict(decks))
+    try:
+        yield
+    finally:
+        _DECK_OVERRIDE.reset(token)
 
 # Effect key → value type: "int" (signed integer), "nation", "block", "condition".
 EFFECT_KEYS: dict[str, str] = {
@@ -150,6 +171,9 @@ def load_cards(side: str | Side, path: Path | str | None = None, block_ids=None)
     if side_name not in Side.slugs():
         raise SoeInputError(Problem("load_cards", "", "side", side_name, "unknown side",
                                     did_you_mean(side_name, Side.slugs())))
+    override = _DECK_OVERRIDE.get() if path is None else None
+    if override and side_name in override:
+        return override[side_name].copy()
     p = Path(path) if path is not None else None
     csv_path = p if p is not None and p.suffix == ".csv" else resolve_cards_dir(p) / f"{side_name}.csv"
     problems = Problems()

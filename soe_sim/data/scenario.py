@@ -346,10 +346,14 @@ class _Ctx:
         return value
 
 
-def read_scenario(path: Path, problems: Problems, game_map, roster, decks) -> Scenario | None:
-    """Read and check one scenario TOML, appending problems; ``None`` when unreadable."""
+def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: dict | None = None) -> Scenario | None:
+    """Read and check one scenario TOML, appending problems; ``None`` when unreadable.
+
+    ``doc``: the scenario's tables already read (and changed, e.g. by a rule variant of
+    ``soe_sim.design``) to check instead of the file's; ``path`` still names the file.
+    """
     path = Path(path)
-    doc = read_toml(path, problems)
+    doc = read_toml(path, problems) if doc is None else doc
     if doc is None:
         return None
     text = path.read_text(encoding="utf-8")

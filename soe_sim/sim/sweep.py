@@ -26,6 +26,9 @@ A sweep config (TOML) names the grid::
     files = ["variants/gv3.toml"]     # rule overlay TOMLs, relative to the config file
     [overlays.rules]                  # and/or inline rule keys
     combat.great_victory_losses = 3
+    [[overlays]]                      # or a designer variant file (decks, scenario values too;
+    name = "flank-1"                  # docs/designer.md), relative to the config or a built-in name
+    variant = "flank-1"
 
 Every (scenario, pair, policy parameters, overlay, chunk) is one task. Its batch seed is derived with ``SeedSequence``
 from (sweep seed, scenario, pair, overlay, chunk index) — pair and overlay left out under
@@ -70,21 +73,35 @@ MANIFEST_VERSION = 1
 TOP_KEYS = ("scenarios", "games_per_chunk", "chunks", "seed", "pairs", "overlays", "ruleset", "key_cities",
             "trajectories", "battles", "common_random_numbers")
 PAIR_KEYS = ("polish", "soviet", "polish_params", "soviet_params")
-OVERLAY_KEYS = ("name", "files", "rules")
+OVERLAY_KEYS = ("name", "files", "rules", "variant")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 TABLES = ("games", "trajectories", "battles")
 
 
 @dataclass(frozen=True)
 class Overlay:
-    """A rule variant: overlay files and inline rule keys applied to the base ruleset."""
+    """A rule variant: overlay files and inline rule keys applied to the base ruleset, or a full
+    designer variant (``variant``: :meth:`soe_sim.design.variant.Variant.spec`, which also changes
+    decks and scenario values and names its own ruleset)."""
 
     name: str
     files: tuple[str, ...] = ()
     rules: dict = field(default_factory=dict, hash=False, compare=False)
+    variant: dict = field(default_factory=dict, hash=False, compare=False)
 
     def fingerprint(self) -> str:
-        return _digest({"files": [_file_digest(f) for f in self.files], "rules": self.rules})
+        d = {"files": [_file_digest(f) for f in self.files], "rules": self.rules}
+        if self.variant:
+            from soe_sim.design.variant import Variant
+
+            d["variant"] = Variant.from_spec(self.variant).content_key()
+        return _digest(d)
+
+    def to_dict(self) -> dict:
+        d = {"name": self.name, "files": list(self.files), "rules": self.rules}
+        if self.variant:
+            d["variant"] = self.variant
+        return d
 
 
 @dataclass
@@ -110,7 +127,7 @@ class SweepConfig:
             "seed": self.seed,
             "pairs": [{"polish": p, "polish_params": json.loads(pp or "{}"), "soviet": s,
                        "soviet_params": json.loads(sp or "{}")} for p, pp, s, sp in self.pairs],
-            "overlays": [{"name": o.name, "files": list(o.files), "rules": o.rules} for o in self.overlays],
+            "overlays": [o.to_dict() for o in self.overlays],
             "ruleset": self.ruleset, "key_cities": self.key_cities, "trajectories": self.trajectories,
             "battles": self.battles, "common_random_numbers": self.common_random_numbers,
         }
@@ -370,7 +387,19 @@ def load_config(config, *, base_dir: str | Path | None = None) -> SweepConfig:
             if not isinstance(rules, dict):
                 problems.append(Problem(file, entry, "rules", rules, "expected a table of rule keys"))
                 rules = {}
-            overlay = Overlay(name, tuple(paths), rules)
+            spec = {}
+            if "variant" in o:  # a designer variant (docs/designer.md): decks and scenario values too
+                from soe_sim.design.variant import load_variant
+
+                if paths or o.get("rules"):
+                    problems.append(Problem(file, entry, "variant", o["variant"],
+                                            "give either `variant` or `files` / `rules`",
+                                            "a variant file can hold the rule keys itself"))
+                try:
+                    spec = load_variant(o["variant"], base_dir=base_dir, _where=(file, entry)).spec()
+                except SoeInputError as err:
+                    problems.extend(err.problems)
+            overlay = Overlay(name, tuple(paths), rules, spec)
             try:  # unknown rule keys and bad types, naming the file and key
                 _overlay_rules(ruleset, overlay, file)
             except SoeInputError as err:
@@ -421,6 +450,10 @@ def _setup_cached(scenario: str, ruleset: str, overlay_json: str):
     from soe_sim.engine.game import _build_setup, game_setup
 
     o = json.loads(overlay_json)
+    if o.get("variant"):  # a designer variant names its own ruleset
+        from soe_sim.design.variant import Variant, variant_setup
+
+        return variant_setup(scenario, Variant.from_spec(o["variant"]))
     overlay = Overlay(o["name"], tuple(o["files"]), o["rules"])
     if ruleset == "soe" and not overlay.files and not overlay.rules:
         return game_setup(scenario)
@@ -430,7 +463,7 @@ def _setup_cached(scenario: str, ruleset: str, overlay_json: str):
 def overlay_setup(scenario: str, overlay: Overlay | None = None, ruleset: str = "soe"):
     """The engine GameSetup of ``scenario`` under ``ruleset`` and ``overlay`` (cached)."""
     overlay = overlay or Overlay("base")
-    key = json.dumps({"name": overlay.name, "files": list(overlay.files), "rules": overlay.rules}, sort_keys=True)
+    key = json.dumps(overlay.to_dict(), sort_keys=True)
     return _setup_cached(scenario, ruleset, key)
 
 
@@ -475,7 +508,7 @@ def run_task(task: dict, ruleset: str, overlay: dict, key_cities, trajectories: 
     from soe_sim.sim import play_chunk
 
     t0 = time.perf_counter()
-    ov = Overlay(overlay["name"], tuple(overlay["files"]), overlay["rules"])
+    ov = Overlay(overlay["name"], tuple(overlay["files"]), overlay["rules"], overlay.get("variant") or {})
     setup = overlay_setup(task["scenario"], ov, ruleset)
     pol = (task["polish"], json.loads(task["polish_params"])) if task.get("polish_params") else task["polish"]
     sov = (task["soviet"], json.loads(task["soviet_params"])) if task.get("soviet_params") else task["soviet"]
@@ -633,7 +666,7 @@ def run_sweep(config, out, scheduler: str | None = None, *, client=None, n_worke
     if max_tasks is not None:
         todo = todo[: int(max_tasks)]
     _atomic_write_json(_manifest(cfg, tasks, done, out, started, "running"), out / MANIFEST)
-    overlays = {o.name: {"name": o.name, "files": list(o.files), "rules": o.rules} for o in cfg.overlays}
+    overlays = {o.name: o.to_dict() for o in cfg.overlays}
     t0 = time.perf_counter()
     computed = 0
     status = "interrupted"

@@ -1,0 +1,158 @@
+"""Statistics of the designer tools: paired differences, the logistic fit, the crossing search."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from soe_sim.design.stats import crossing_interval, fit_logistic, paired_difference, paired_mean_difference
+from soe_sim.design.tune import search_crossing
+
+
+def test_identical_pairs_differ_by_exactly_zero():
+    rng = np.random.default_rng(1)
+    a = rng.random(500) < 0.4
+    d = paired_difference(a, a.copy())
+    assert d["difference"] == 0.0 and d["p_value"] == 1.0 and d["a_only"] == d["b_only"] == 0
+    # what 500 games without a differing result can rule out: ±z²/(n + z²) (Tango, no discordant pair)
+    z2 = 1.959963984540054 ** 2
+    assert d["ci_high"] == pytest.approx(z2 / (500 + z2), rel=1e-6) and d["ci_low"] == pytest.approx(-d["ci_high"])
+    v = paired_mean_difference(np.arange(10), np.arange(10))
+    assert (v["mean"], v["ci_low"], v["ci_high"], v["p_value"]) == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_paired_difference_counts_discordant_games():
+    a = np.array([1, 1, 0, 0, 0, 1, 0, 0, 0, 0], bool)
+    b = np.array([1, 0, 1, 1, 1, 1, 1, 0, 0, 0], bool)
+    d = paired_difference(a, b)
+    assert (d["b_only"], d["a_only"], d["n"]) == (4, 1, 10)
+    assert d["difference"] == pytest.approx(0.3)
+    assert d["ci_low"] < d["difference"] < d["ci_high"]
+    # exact McNemar: two-sided binomial test of 4 of 5 at 1/2
+    assert d["p_value"] == pytest.approx(0.375)
+
+
+def test_tango_interval_coverage():
+    rng = np.random.default_rng(0)
+    for p12, p21, n in ((0.05, 0.02, 300), (0.2, 0.15, 100)):
+        hits = 0
+        for _ in range(400):
+            b, c, _ = rng.multinomial(n, [p12, p21, 1 - p12 - p21])
+            a = np.zeros(n, bool)
+            bb = np.zeros(n, bool)
+            a[:c] = True
+            bb[c:c + b] = True
+            d = paired_difference(a, bb)
+            hits += d["ci_low"] <= p12 - p21 <= d["ci_high"]
+        assert hits >= 0.92 * 400
+
+
+def test_one_sided_discordance_keeps_a_wide_enough_interval():
+    # every discordant game goes one way: the interval must still allow for the number of such games
+    a = np.zeros(2000, bool)
+    a[:203] = True
+    d = paired_difference(a, np.zeros(2000, bool))
+    assert d["difference"] == pytest.approx(-0.1015)
+    assert d["ci_low"] < -0.11 and d["ci_high"] > -0.093
+
+
+def test_paired_difference_detects_a_real_shift_and_covers_it():
+    rng = np.random.default_rng(7)
+    n = 4000
+    u = rng.random(n)
+    a = u < 0.40
+    b = u < 0.45  # the same games, 5 points more wins
+    d = paired_difference(a, b)
+    assert d["ci_low"] <= 0.05 <= d["ci_high"]
+    assert d["p_value"] < 1e-6
+    assert d["a_only"] == 0
+
+
+def test_logistic_fit_recovers_the_curve():
+    rng = np.random.default_rng(3)
+    x = np.repeat(np.arange(-3, 6), 400)
+    p = 1 / (1 + np.exp(-(-0.5 + 0.7 * x)))
+    k = (rng.random(x.size) < p).astype(float)
+    fit = fit_logistic(x, k, np.ones_like(k))
+    assert fit.a == pytest.approx(-0.5, abs=0.15) and fit.b == pytest.approx(0.7, abs=0.08)
+    x_star, lo, hi, bounded = crossing_interval(fit, 0.5)
+    assert bounded and lo < 0.5 / 0.7 < hi and lo < x_star < hi
+    assert fit.fit_p_value > 0.001  # the model is right
+
+
+def test_flat_curve_gives_an_unbounded_interval():
+    x = np.array([0, 1, 2])
+    fit = fit_logistic(x, np.array([50, 51, 49]), np.array([100, 100, 100]))
+    _, lo, hi, bounded = crossing_interval(fit, 0.8)
+    assert not bounded and math.isinf(lo) and math.isinf(hi)
+
+
+def test_separated_data_still_fit():
+    fit = fit_logistic([0, 1, 2, 3], [0, 0, 20, 20], [20, 20, 20, 20])
+    assert fit.corrected and fit.b > 0
+    x_star, lo, hi, _ = crossing_interval(fit, 0.5)
+    assert 1 < x_star < 2
+
+
+def _synthetic(a, b, seed):
+    rng = np.random.default_rng(seed)
+
+    def evaluate(v, n, stream):
+        p = 1 / (1 + math.exp(-(a + b * v)))
+        return int(rng.binomial(n, p))
+
+    return evaluate
+
+
+def test_search_crossing_on_an_integer_knob_covers_the_true_crossing():
+    # true crossing of 0.5: x = 1.3 / 0.6 = 2.17 (between the integers 2 and 3)
+    covered = 0
+    reps = 40
+    for seed in range(reps):
+        res = search_crossing(_synthetic(-1.3, 0.6, seed), -3, 6, integer=True, target=0.5, budget=3000, batch=200)
+        assert res["games"] <= 3000
+        assert set(res["evaluations"]["value"]) <= set(range(-3, 7))
+        assert all(isinstance(v, (int, np.integer)) for v in res["evaluations"]["value"])
+        covered += res["ci_low"] <= 1.3 / 0.6 <= res["ci_high"]
+    assert covered >= 0.85 * reps  # nominal 95 %
+    # the adaptive design puts most games next to the crossing
+    t = res["table"].set_index("value")["games"]
+    assert t.loc[[2, 3]].sum() > t.drop([2, 3], errors="ignore").sum()
+
+
+def test_search_crossing_stops_between_two_integers_on_a_steep_curve():
+    res = search_crossing(_synthetic(-6.0, 2.5, 0), -2, 6, integer=True, target=0.5, budget=20000, batch=300)
+    assert res["status"] == "converged"
+    assert math.floor(res["ci_low"]) == math.floor(res["ci_high"]) == 2  # crossing 2.4
+    assert res["games"] < 20000
+
+
+def test_search_crossing_reports_a_target_out_of_range():
+    res = search_crossing(_synthetic(2.0, 0.5, 1), 0, 4, integer=True, target=0.3, budget=4000, batch=300)
+    assert res["status"] == "out_of_range" and res["ci_high"] < 0
+
+
+def test_search_crossing_on_a_real_knob():
+    res = search_crossing(_synthetic(-2.0, 4.0, 2), 0.0, 1.0, integer=False, target=0.5, budget=6000, batch=300,
+                          tol=0.1)
+    assert res["ci_low"] <= 0.5 <= res["ci_high"]
+    assert res["status"] == "converged" and res["ci_high"] - res["ci_low"] <= 0.1
+
+
+def test_search_crossing_is_local_on_a_curve_that_is_not_logistic():
+    # a kinked win-rate curve (like the starting VP of the Kiev Offensive): the crossing comes from the
+    # two integers that bracket the target, and its interval covers the logit interpolation between them
+    rates = dict(zip(range(-5, 6), [0.10, 0.14, 0.22, 0.36, 0.54, 0.64, 0.70, 0.74, 0.80, 0.86, 0.91]))
+    lg = lambda p: math.log(p / (1 - p))  # noqa: E731
+    x_true = -2 + (lg(0.5) - lg(0.36)) / (lg(0.54) - lg(0.36))
+    covered = 0
+    reps = 40
+    for seed in range(reps):
+        rng = np.random.default_rng(seed)
+        res = search_crossing(lambda v, n, s: int(rng.binomial(n, rates[v])), -5, 5, integer=True, target=0.5,
+                              budget=4000, batch=250)
+        covered += res["ci_low"] <= x_true <= res["ci_high"]
+    assert res["mode"] == "local" and -2 <= res["value"] <= -1
+    assert res["global_fit"].fit_p_value < 0.05  # the logistic shape is wrong over the whole range
+    assert covered >= 0.85 * reps
