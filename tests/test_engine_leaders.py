@@ -192,6 +192,49 @@ def test_soe_9_0_kiev_example_budyonny_and_haller(kiev):
         assert not rows_of(legal_leader_orders(st, orders, gm, orules, table, used, S, w), bud)
 
 
+
+def test_soe_9_0_leader_killed_and_captured_vp_in_the_log(kiev):
+    """SoE 9.0 with 7.44 and 7.8: a defender with two leaders and a division is beaten (5 losses, a
+    great victory) and cannot retreat: the division and one leader are destroyed (that leader is
+    killed: 1 VP), the other leader is captured (2 VP). The log has one LEADER_LOST per leader and one
+    VP event per award in the resolver's order, with the track's actual changes across the missing 0
+    (G16)."""
+    from soe_sim.engine.battles import RECORD_FIELDS, resolve_battle
+    from soe_sim.engine.game import new_event_log
+
+    gm = kiev.game_map
+    st, orders, ids = blank(kiev)
+    pil, hal = ids["pl-pilsudski"], ids["pl-haller"]
+    inf = first_block(st, P, ARM.INFANTRY)
+    for b in (pil, hal, inf):
+        put(st, gm, b, "zhytomyr")
+    att = [b for b in range(st.n_blocks) if st.block_side[b] == S and st.block_arm[b] == ARM.INFANTRY
+           and st.block_max_sp[b] == 4][:4]
+    assert len(att) == 4
+    for b in att:
+        put(st, gm, b, "zhytomyr")
+        st.block_prev_area[b] = gm.index("berdychiv")
+        st.block_arrival[b] = 1
+    st.control[:] = S  # no Polish key city anywhere: no retreat (SoE 7.42)
+    st.vp[0] = 2
+    snap_status, snap_area = st.block_status.copy(), st.block_area.copy()
+    rec = resolve_battle(st, gm, gm.index("zhytomyr"), 10, 0)
+    assert rec["winner"] == S and rec["defender_losses"] == 5 and rec["great_victory"] == 1
+    assert rec["leaders_killed"] == 1 and rec["leaders_captured"] == 1
+    killed, captured = min(pil, hal), max(pil, hal)  # the losses reach the lower index first (E-B2)
+    log = new_event_log(64)
+    raw = np.array([rec[k] for k in RECORD_FIELDS], np.int64)
+    gnb.log_battle_vp_nb(st, log.records, log.ctr, kiev.cr, kiev.er, kiev.cfg, raw, 2, gm.index("zhytomyr"),
+                         snap_status, snap_area)
+    ev = log.used()
+    got = [(int(e["kind"]), int(e["block"]), int(e["value"]), int(e["value2"])) for e in ev]
+    E, C = gnb.EVENT, gnb.CAUSE
+    assert got == [(E.LEADER_LOST, killed, gnb.LEADER_KILLED, C.BATTLE), (E.VP, killed, -1, C.LEADER_KILLED),
+                   (E.VP, -1, -2, C.GREAT_VICTORY), (E.LEADER_LOST, captured, gnb.LEADER_CAPTURED, C.BATTLE),
+                   (E.VP, captured, -2, C.LEADER_CAPTURED)]
+    assert int(st.vp[0]) == 2 + sum(v for k, _, v, _ in got if k == E.VP) == -3
+
+
 # --- each ability's limits --------------------------------------------------------------------------
 
 
@@ -461,3 +504,26 @@ def test_battle_vp_by_sub_cause_and_leader_losses():
                       & (ev["value2"] == gnb.CAUSE.BATTLE) & ev["block"].isin(leaders)]
             assert set(elim["block"]) <= set(ll["block"])
     assert sub > 0
+
+
+def test_rule_switch_off_means_no_leader_orders_in_games():
+    """`leaders.abilities = false` (overlay no-leader-abilities): the same game gives no leader order
+    and still keeps every invariant; with the rule on, the first game gives some."""
+    from soe_sim.engine.game import _build_setup
+
+    off = _build_setup(load_scenario("battle-of-warsaw"), load_map(), load_blocks(),
+                       load_rules(overlays=["no-leader-abilities"]))
+    res = play_game(off, (GAME_SEED, 0), check_invariants=True)
+    assert res.violations == 0 and not (res.events["kind"] == "leader_order").any()
+    assert (_games("battle-of-warsaw")[0].events["kind"] == "leader_order").any()
+
+
+def test_scripted_policies_give_leader_orders():
+    """The scripted scorer values leader orders (decision LEADER) and uses some of them."""
+    n = {"polish": 0, "soviet": 0}
+    for res in _games("battle-of-warsaw", "balanced", "aggressive"):
+        assert res.violations == 0, res.first_violation
+        lo = res.events[res.events["kind"] == "leader_order"]
+        for s in n:
+            n[s] += int((lo["side"] == s).sum())
+    assert n["polish"] > 0 and n["soviet"] > 0

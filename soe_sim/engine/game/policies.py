@@ -156,7 +156,7 @@ _BASE = dict(omniscient=0.0, unknown_sp=3.0, attack_threshold=0.55, attack_weigh
              hold_weight=1.5, defend_weight=1.0, withdraw_ratio=3.0, advance_weight=0.3, recon_weight=0.3,
              keep_cards=1.0, hand_margin=0.5, orders_weight=1.0, cubes_weight=0.5, battle_card=1.0,
              place_first=0.0, exec_first=0.5, reserve=1.0, front_weight=1.0, combine_weight=1.0,
-             leader_reserve=0.25, slot=-1.0)
+             leader_reserve=0.2, slot=-1.0)
 _DEFAULTS = {
     "random": dict(_BASE),
     "aggressive": dict(_BASE, attack_threshold=0.4, attack_weight=3.0, capture_weight=3.0, hold_weight=0.5,

@@ -135,17 +135,24 @@ def _window_ok_nb(ability, window):
 
 
 @njit(cache=True)
-def ready_leader_nb(state, m, leaders, used, side, window, b):
-    """Leader ``b`` can give his order now: ``side``'s leader on the map with an ability, not used
-    this round (SoE 9.0 "once per round"), on his ability's front, in a window his ability allows."""
-    ab = leaders[b, LT_ABILITY]
-    if ab == NO_ABILITY or used[b] or state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != side:
-        return False
-    a = state.block_area[b]
-    if a < 0 or not _window_ok_nb(ab, window):
-        return False
-    f = leaders[b, LT_FRONT]
-    return f == ANY_FRONT or m.front[a] == f
+def ready_leaders_nb(block_status, block_side, block_area, front, leaders, used, side, window, out):
+    """``out[b]``: leader ``b`` can give his order now — ``side``'s leader on the map with an ability,
+    not used this round (SoE 9.0 "once per round"), on his ability's front (``front`` = the map's
+    ``MapArrays.front``), in a window his ability allows. Returns how many can. (Plain arrays: this
+    runs at every leader window.)"""
+    k = 0
+    for b in range(block_status.shape[0]):
+        ok = False
+        ab = leaders[b, LT_ABILITY]
+        if ab != NO_ABILITY and not used[b] and block_status[b] == STATUS.ON_MAP and block_side[b] == side:
+            a = block_area[b]
+            if a >= 0 and _window_ok_nb(ab, window):
+                f = leaders[b, LT_FRONT]
+                ok = f == ANY_FRONT or front[a] == f
+        out[b] = ok
+        if ok:
+            k += 1
+    return k
 
 
 @njit(cache=True)
@@ -177,26 +184,17 @@ def command_range_nb(m, side, start, rng, out_dist, queue):
 
 
 @njit(cache=True)
-def _free_nb(state, orders, b):
-    # "The order may only be executed by blocks that have not executed any other order already this
-    # phase" (SoE 9.0), and the orders module's conditions for a move (pinned, detached, O3/O4)
-    return not (orders.executed[b] or orders.pinned[b] or orders.moved[b] or orders.detached[b]
-                or orders.rail_moved[b])
-
-
-@njit(cache=True)
-def _same_type_blocks_nb(orders, side, t, area, ability):
+def _same_type_blocks_nb(order_side, order_area, order_type, order_status, n_ord, side, t, area, ability):
     """SoE 7.2 "never two of the same type of order" in an area (reading L5): a leader order of type
     ``t`` is refused where the side has a non-removed order of that type, unless it countermands it
     (a placed order of an out type other than Defend, which it would replace by an identical one).
     Sikorski's immediate Recon is no marker and is never refused."""
     if ability == ABILITY.RECON or ability == ABILITY.REORGANIZE:
         return False
-    for o in range(orders.n_orders[0]):
-        if (orders.order_side[o] != side or orders.order_area[o] != area or orders.order_type[o] != t
-                or orders.order_status[o] == onb.REMOVED):
+    for o in range(n_ord):
+        if order_side[o] != side or order_area[o] != area or order_type[o] != t or order_status[o] == onb.REMOVED:
             continue
-        if orders.order_status[o] == onb.PLACED and is_out_type_nb(t) and t != onb.DEFEND:
+        if order_status[o] == onb.PLACED and is_out_type_nb(t) and t != onb.DEFEND:
             continue  # countermanded and replaced
         return True
     return False
@@ -208,7 +206,7 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
     """The leader orders ``side`` may give now (SoE 9.0; readings L1–L7), one row per (leader, type,
     area, block).
 
-    A leader is ready (:func:`ready_leader_nb`); the order's area is within his range
+    A leader is ready (:func:`ready_leaders_nb`); the order's area is within his range
     (:func:`command_range_nb`); an order row needs room in the OrderState. Per ability:
 
     * ``ANY_ORDER`` — every type that at least one block could execute now (the placement test of
@@ -229,14 +227,22 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
     No row of a type the side already has on that area (:func:`_same_type_blocks_nb`). Windows: only
     Sikorski after the battles. Returns the row count (rows beyond the out arrays are dropped).
     """
+    # the named tuples are unpacked into local arrays: a helper taking ``state`` / ``orders`` costs a
+    # refcount update per array of the tuple at every call (see orders.nb)
     nbk = state.block_side.shape[0]
-    ready = False
-    for b in range(nbk):
-        if ready_leader_nb(state, m, leaders, used, side, window, b):
-            ready = True
-            break
-    if not ready:
+    bst = state.block_status
+    bs = state.block_side
+    ba = state.block_area
+    ready = np.zeros(nbk, dtype=np.bool_)
+    if ready_leaders_nb(bst, bs, ba, m.front, leaders, used, side, window, ready) == 0:
         return 0
+    executed = orders.executed
+    pinned = orders.pinned
+    moved = orders.moved
+    detached = orders.detached
+    rail_moved = orders.rail_moved
+    fought = orders.fought
+    insup = state.block_in_supply
     n = m.front.shape[0]
     ip = m.adj_indptr
     ix = m.adj_indices
@@ -257,17 +263,21 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
     rail_n = np.zeros(n, dtype=np.int64)  # could go by rail (Rail Transport)
     any_order = False
     for b in range(nbk):
-        if ready_leader_nb(state, m, leaders, used, side, window, b) and leaders[b, LT_ABILITY] == ABILITY.ANY_ORDER:
+        if ready[b] and leaders[b, LT_ABILITY] == ABILITY.ANY_ORDER:
             any_order = True
+    # "The order may only be executed by blocks that have not executed any other order already this
+    # phase" (SoE 9.0), with the orders module's conditions for a move (pinned, detached; O3, O4)
+    free = np.zeros(nbk, dtype=np.bool_)
     for b in range(nbk):
-        if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != side:
+        if bst[b] != STATUS.ON_MAP or bs[b] != side:
             continue
-        a = state.block_area[b]
+        a = ba[b]
         if a < 0:
             continue
-        ex = orders.executed[b]
-        sup = state.block_in_supply[b]
-        if _free_nb(state, orders, b):
+        ex = executed[b]
+        sup = insup[b]
+        free[b] = not (ex or pinned[b] or moved[b] or detached[b] or rail_moved[b])
+        if free[b]:
             out_n[a] += 1
             if sup:
                 fmo_n[a] += 1
@@ -275,11 +285,9 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
             wd_n[a] += 1
             if state.block_prev_area[b] < 0:
                 def_n[a] += 1
-                if (sup and not orders.moved[b] and not orders.detached[b]
-                        and state.block_sp[b] < state.block_max_sp[b]):
+                if sup and not moved[b] and not detached[b] and state.block_sp[b] < state.block_max_sp[b]:
                     reorg_n[a] += 1
-                if (sup and not orders.moved[b] and not orders.fought[b] and not orders.detached[b]
-                        and not orders.rail_moved[b]):
+                if sup and not moved[b] and not fought[b] and not detached[b] and not rail_moved[b]:
                     rail_n[a] += 1
     has_dest = np.zeros(n, dtype=np.bool_)
     for a in range(n):
@@ -301,9 +309,8 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
         max_mt = np.zeros(n, dtype=np.int64)
         max_fm = np.zeros(n, dtype=np.int64)
         for b in range(nbk):
-            if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0
-                    and state.block_in_supply[b] and _free_nb(state, orders, b)):
-                a = state.block_area[b]
+            if free[b] and insup[b]:
+                a = ba[b]
                 max_mt[a] = max(max_mt[a], onb.allowance_nb(orules, state.block_arm[b], False))
                 max_fm[a] = max(max_fm[a], onb.allowance_nb(orules, state.block_arm[b], True))
         for a in range(n):
@@ -346,13 +353,18 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
     rareas = np.empty(n, dtype=np.int64)
     k = 0
     cap = out_leader.shape[0]
+    o_side = orders.order_side
+    o_area = orders.order_area
+    o_type = orders.order_type
+    o_status = orders.order_status
+    n_ord = orders.n_orders[0]
     for L in range(nbk):
-        if not ready_leader_nb(state, m, leaders, used, side, window, L):
+        if not ready[L]:
             continue
         ab = leaders[L, LT_ABILITY]
         if ab != ABILITY.REORGANIZE and not room:
             continue
-        la = state.block_area[L]
+        la = ba[L]
         nr = command_range_nb(m, side, la, leaders[L, LT_RANGE], rdist, rqueue)
         for p in range(nr):  # the areas in ascending order; rdist reset for the next leader
             x = rqueue[p]
@@ -366,9 +378,8 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
             x = rareas[p]
             if ab == ABILITY.REORGANIZE:
                 for b in range(nbk):
-                    if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
-                            and state.block_area[b] == x and not orders.executed[b] and not orders.detached[b]
-                            and state.block_in_supply[b] and state.block_sp[b] < state.block_max_sp[b]):
+                    if (bst[b] == STATUS.ON_MAP and bs[b] == side and ba[b] == x and not executed[b]
+                            and not detached[b] and insup[b] and state.block_sp[b] < state.block_max_sp[b]):
                         if k < cap:
                             out_leader[k] = L
                             out_type[k] = onb.REORGANIZE
@@ -403,7 +414,7 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
                         ok = reorg_n[x] > 0
                     elif t == onb.RAIL_TRANSPORT:
                         ok = rail_n[x] > 0 and has_rail[x]
-                if not ok or _same_type_blocks_nb(orders, side, t, x, ab):
+                if not ok or _same_type_blocks_nb(o_side, o_area, o_type, o_status, n_ord, side, t, x, ab):
                     continue
                 if k < cap:
                     out_leader[k] = L
