@@ -37,6 +37,7 @@ class Board:
     key_city: set
     eastern_links: set
     sources: dict  # side -> set of supply-source areas
+    front: dict = field(default_factory=dict)  # area -> "north" / "south" (SoE 1.1)
 
     @classmethod
     def from_map(cls, game_map):
@@ -49,7 +50,8 @@ class Board:
         east = {i for i, e in zip(ids, a["eastern_link"]) if e}
         sources = {POL: {i for i, s in zip(ids, a["supply_source"]) if s == POL},
                    SOV: {i for i, s in zip(ids, a["supply_source"]) if s == SOV} | east}
-        return cls(ids, links, vp, key, east, sources)
+        front = {i: str(f) for i, f in zip(ids, a["front"])}
+        return cls(ids, links, vp, key, east, sources, front)
 
     def directed(self, rail_only=False):
         """Every link in both directions, as (from, to) pairs."""
@@ -416,3 +418,125 @@ def position_of(board, arr):
     return position_from_arrays(board, arr["block_side"], arr["block_arm"], arr["block_area"],
                                 arr["block_status"], arr["block_sp"], arr["garrison_side"], arr["control"],
                                 arr["block_prev_area"], arr["block_arrival"])
+
+
+# --- SoE 9.0 leader orders ----------------------------------------------------------------------
+
+ORDER_NAMES = ("forced_march_to", "forced_march_out", "recon", "move_to", "move_out", "withdraw", "defend",
+               "reorganize", "rail_transport")
+OUT_ORDERS = {"forced_march_out", "move_out", "withdraw", "defend", "reorganize", "rail_transport"}
+WINDOWS = ("before_forced", "before_moves", "before_battles", "after_battles")
+
+
+def command_range(board, side, start, rng):
+    """SoE 9.0 "within N areas of his position" (L4): links counted across anything; the Poles never
+    count into an Eastern Link. {area: links}."""
+    seen = {start: 0}
+    layer = [start]
+    for step in range(1, rng + 1):
+        layer = sorted({b for a in layer for b in board.neighbours(a) if b not in seen and board.may_enter(side, b)})
+        for b in layer:
+            seen[b] = step
+    return seen
+
+
+def leader_orders(board, pos, flags, orders, leaders, used, side, window, rules):
+    """The leader orders ``side`` may give in ``window`` (SoE 9.0, readings L1–L7), as a set of
+    ``(leader, order name, area, block or None)``.
+
+    ``pos.blocks[i]`` is block ``i``; ``flags[i]``: dict with ``executed``, ``pinned``, ``moved``,
+    ``detached``, ``rail_moved``, ``fought``, ``in_supply``, ``max_sp``; ``orders``: list of
+    ``(side, order name, area, status)`` with status ``placed`` / ``executed`` / ``removed``;
+    ``leaders``: {block: (ability name, range, front or None)}; ``used``: set of blocks; ``rules``:
+    dict ``move`` / ``forced`` {arm: allowance}, ``rail_depot_range``, ``order_room`` (bool)."""
+    foe = other(side)
+    enemy = enemy_areas(pos, side)
+    mine = [i for i, b in enumerate(pos.blocks) if b.status == "on_map" and b.side == side]
+    # SoE 7.32: links with incoming enemy blocks standing on them are closed both ways
+    closed = set()
+    for b in pos.blocks:
+        if b.status == "on_map" and b.side == foe and b.prev and b.prev != b.area:
+            if blocks_in(pos, side, b.area) or pos.garrison.get(b.area) == side:
+                closed |= {(b.area, b.prev), (b.prev, b.area)}
+
+    def free(i):
+        f = flags[i]
+        return not (f["executed"] or f["pinned"] or f["moved"] or f["detached"] or f["rail_moved"])
+
+    def dest_exists(area):
+        return any(board.may_enter(side, v) and (area, v) not in closed for v in board.neighbours(area))
+
+    def could(name, area):
+        here = [i for i in mine if pos.blocks[i].area == area]
+        if name == "recon":
+            return True
+        if name in ("forced_march_out", "move_out"):
+            ok = [i for i in here if free(i) and (name == "move_out" or flags[i]["in_supply"])]
+            return bool(ok) and dest_exists(area)
+        if name in ("forced_march_to", "move_to"):
+            kind = "forced" if name == "forced_march_to" else "move"
+            for i in mine:
+                b = pos.blocks[i]
+                if b.area == area or not free(i) or not flags[i]["in_supply"]:
+                    continue
+                d = reachable(board, pos, side, b.area, rules[kind][b.arm], blocked=closed).get(area)
+                if d is not None and d >= 1:
+                    return True
+            return False
+        if name == "withdraw":
+            return any(not flags[i]["executed"] for i in here) and (window != "before_battles" or
+                                                                     bool(blocks_in(pos, foe, area)))
+        stay = [i for i in here if not flags[i]["executed"] and pos.blocks[i].prev is None]
+        if name == "defend":
+            return bool(stay)
+        if name == "reorganize":
+            return any(flags[i]["in_supply"] and not flags[i]["moved"] and not flags[i]["detached"]
+                       and pos.blocks[i].sp < flags[i]["max_sp"] for i in stay)
+        if name == "rail_transport":
+            cand = [i for i in stay if flags[i]["in_supply"] and not (flags[i]["moved"] or flags[i]["fought"]
+                                                                     or flags[i]["detached"] or flags[i]["rail_moved"])]
+            if not cand:
+                return False
+            dd = depot_distances(board, pos, side)
+            rails = {(a, b) for a, b in board.directed(rail_only=True)}
+            return any((area, v) in rails and board.may_enter(side, v) and v not in enemy
+                       and v in dd and dd[v] <= rules["rail_depot_range"] for v in board.neighbours(area))
+        raise ValueError(name)
+
+    def same_type(name, area, ability):
+        if ability in ("recon", "reorganize"):
+            return False
+        for s, t, a, status in orders:
+            if s != side or t != name or a != area or status == "removed":
+                continue
+            if status == "placed" and name in OUT_ORDERS and name != "defend":
+                continue
+            return True
+        return False
+
+    out = set()
+    for L, (ability, rng, front) in leaders.items():
+        b = pos.blocks[L]
+        if L in used or b.status != "on_map" or b.side != side or b.area is None:
+            continue
+        if front is not None and board.front[b.area] != front:
+            continue
+        if window == "after_battles" and ability != "recon":
+            continue
+        if ability != "reorganize" and not rules["order_room"]:
+            continue
+        for area in command_range(board, side, b.area, rng):
+            if ability == "reorganize":
+                for i in mine:
+                    c = pos.blocks[i]
+                    if (c.area == area and not flags[i]["executed"] and not flags[i]["detached"]
+                            and flags[i]["in_supply"] and c.sp < flags[i]["max_sp"]):
+                        out.add((L, "reorganize", area, i))
+                continue
+            names = {"recon": ["recon"], "free_defend": ["defend"],
+                     "forced_march_out_full_strength": ["forced_march_out"]}.get(ability, ORDER_NAMES)
+            for name in names:
+                if could(name, area) and not same_type(name, area, ability):
+                    out.add((L, name, area, None))
+    return out
+

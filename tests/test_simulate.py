@@ -197,3 +197,49 @@ def test_policy_names_and_parameters_from_the_engine_registry():
     assert set(df["soviet_params"]) == {""}
     r = play_game(SC, seed=(2, 4), polish=spec)
     assert (r.winner or "") == df["winner"][4] and r.vp == df["vp"][4] and r.steps == df["steps"][4]
+
+
+def test_leader_and_battle_sub_cause_columns_match_event_logs():
+    """The SoE 9.0 columns (leaders killed / captured, leader orders), the encircled blocks and the VP
+    of battles by sub-cause, against the event logs of the same games (G16)."""
+    from soe_sim.data.enums import ARM
+    from soe_sim.engine.game import CAUSE, game_setup, play_game
+    from soe_sim.engine.state import STATUS
+
+    sc, n = "battle-of-warsaw", 6
+    df = simulate(sc, games=n, seed=21, threads=1)
+    setup = game_setup(sc)
+    leaders = set(setup.block_ids[setup.state0.block_arm == ARM.LEADER])
+    sub = {"vp_great_victory": CAUSE.GREAT_VICTORY, "vp_encirclement": CAUSE.ENCIRCLEMENT,
+           "vp_leader_killed": CAUSE.LEADER_KILLED, "vp_leader_captured": CAUSE.LEADER_CAPTURED}
+    for g in range(n):
+        row = df.iloc[g]
+        ev = play_game(sc, seed=(21, g)).events
+        vp = ev[ev["kind"] == "vp"]
+        for col, cause in sub.items():
+            assert row[col] == vp.loc[vp["value2"] == int(cause), "value"].sum(), col
+        battle = vp["value2"].isin([int(CAUSE.BATTLE), *(int(c) for c in sub.values())])
+        assert row["vp_battle"] == vp.loc[battle, "value"].sum() == sum(row[c] for c in sub)
+        assert (row["vp_start"] + row[["vp_control", "vp_battle", "vp_supply", "vp_objectives", "vp_other"]].sum()
+                == row["vp"])
+        ll = ev[ev["kind"] == "leader_lost"]
+        enc = ev[(ev["kind"] == "block_removed") & (ev["value"] == int(STATUS.ELIMINATED_PERMANENT))
+                 & (ev["value2"] == int(CAUSE.BATTLE)) & ~ev["block"].isin(leaders)]
+        lo = ev[ev["kind"] == "leader_order"]
+        for s in ("polish", "soviet"):
+            assert row[f"leaders_killed_{s}"] == ((ll["side"] == s) & (ll["value"] == 1)).sum()
+            assert row[f"leaders_captured_{s}"] == ((ll["side"] == s) & (ll["value"] == 2)).sum()
+            assert row[f"leaders_killed_{s}"] + row[f"leaders_captured_{s}"] <= row[f"leaders_lost_{s}"]
+            assert row[f"encircled_{s}"] == (enc["side"] == s).sum()
+            assert row[f"leader_orders_{s}"] == (lo["side"] == s).sum()
+    assert df["leader_orders_polish"].sum() > 0 and df["leader_orders_soviet"].sum() > 0
+
+
+def test_missing_columns_no_longer_list_the_leader_and_vp_breakdowns():
+    from soe_sim.sim import MISSING_COLUMNS
+
+    text = " ".join(MISSING_COLUMNS).lower()
+    assert "leader" not in text and "encircle" not in text and "great victory" not in text
+    for c in ("leaders_killed_polish", "leaders_captured_soviet", "encircled_polish", "vp_great_victory",
+              "vp_encirclement", "vp_leader_killed", "vp_leader_captured", "leader_orders_soviet"):
+        assert c in GAME_COLUMNS

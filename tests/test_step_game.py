@@ -199,3 +199,22 @@ def test_a_stuck_game_times_out_instead_of_hanging():
         while not g.is_terminal:
             g.apply(0)
     # the background game stops at its next step decision (or ends): checked by the fixture
+
+
+def test_leader_options_are_described_in_words():
+    """SoE 9.0: the LEADER decision's options name the leader, the order and its area (or a pass)."""
+    seen = []
+    with StepGame("battle-of-warsaw", 4, polish="step", soviet="random") as g:
+        for _ in range(400):
+            if g.is_terminal:
+                break
+            if g.decision.kind == Decision.LEADER:
+                opts = g.legal_options
+                desc = opts["description"].tolist()
+                assert desc[0] == "give no leader order (pass)"
+                assert all(d.startswith("pl-") for d in desc[1:])
+                seen += desc[1:]
+            g.apply(0)
+    assert any(d.startswith("pl-sikorski: recon ") and d.endswith(" at once") for d in seen)
+    assert any(d.startswith("pl-pilsudski: ") for d in seen)
+    assert any(d.startswith("pl-haller: free defend in ") for d in seen)

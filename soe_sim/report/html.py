@@ -702,9 +702,9 @@ winner is ahead from the start, near 0 the game is decided at the very end.</dd>
 <dt>Event sample</dt><dd>Some statistics need the event log of a game (battle sizes and odds, card use, the split of
 eliminations in battle); they come from replaying the first games of the headline pairing with
 <code>play_game</code> — the same games as the simulation's rows, labelled “event sample” wherever used.</dd>
-<dt>Not available yet</dt><dd>Leaders killed versus captured, VP by great victory / encirclement / leader (the
-engine logs battle VP as one cause) and the policies' decision statistics are not in the event log
-(soe_sim.sim.MISSING_COLUMNS).</dd></dl></section>""")
+<dt>Not available yet</dt><dd>The policies' decision statistics and the cards played by card are not summarised
+(soe_sim.sim.MISSING_COLUMNS). Leaders killed versus captured, encircled blocks, the VP of battles by great victory /
+encirclement / leader and the SoE 9.0 leader orders given are columns of the simulation's per-game rows.</dd></dl></section>""")
 
     nav = "".join(f'<a href="#{sid}">{_e(title)}</a>' for sid, title in SECTIONS)
     hdr_meta = (f"Scenario <b>{_e(meta['scenario_name'])}</b> (<code style='background:none;color:white'>"

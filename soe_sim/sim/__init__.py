@@ -11,7 +11,9 @@ The per-game statistics are reduced inside the kernel from the game's event log 
 On request the same pass records the VP track after every phase (``trajectories=True``) and one row
 per battle (``battles=True``); :func:`simulate` then returns a :class:`Simulation`.
 
-What the events cannot tell yet is listed in :data:`MISSING_COLUMNS`.
+What the events cannot tell yet is listed in :data:`MISSING_COLUMNS`. VP events carry their cause,
+a battle's split by sub-cause (great victory, encirclement, leader killed / captured), so
+``vp_battle`` is broken down; ``LEADER_LOST`` and ``LEADER_ORDER`` events give the SoE 9.0 columns.
 
 Adaptive mode (``ci_width=W``): games are played in batches until the widest of the 95 % Wilson
 intervals of the Polish and the Soviet win rates is narrower than ``W`` (or ``games`` are played).
@@ -31,7 +33,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from soe_sim.data.enums import Side
+from soe_sim.data.enums import ARM, Side
 from soe_sim.engine.game import nb as gnb
 from soe_sim.engine.game.nb import CAUSE, EVENT, EVENT_DTYPE, N_CTR, N_RES
 from soe_sim.engine.state import STATUS
@@ -84,7 +86,15 @@ S_CITY_VP_END = 45  # +side: their VP
 S_SP_END = 47  # +side: SP on the map at the end
 S_BLOCKS_END = 49  # +side: blocks on the map at the end
 S_SP_TRACK_ERRORS = 51  # internal check: on-map blocks whose SP the event replay got wrong (0)
-N_STATS = 52
+S_LEADERS_KILLED = 52  # +side: SoE 9.0 leaders destroyed (battle, Withdraw loss) — LEADER_LOST events
+S_LEADERS_CAPTURED = 54  # +side: SoE 9.0 leaders that lost a battle and could not retreat
+S_ENCIRCLED = 56  # +side: other blocks eliminated in battle for want of a retreat (SoE 7.42)
+S_VP_GREAT_VICTORY = 58  # signed VP (+ Polish) of the battle sub-causes (their sum with S_VP_BATTLE's rest)
+S_VP_ENCIRCLEMENT = 59
+S_VP_LEADER_KILLED = 60
+S_VP_LEADER_CAPTURED = 61
+S_LEADER_ORDERS = 62  # +side: SoE 9.0 leader orders given (LEADER_ORDER events)
+N_STATS = 64
 
 # battle rows
 BT_ROUND, BT_PHASE, BT_AREA, BT_ATTACKER, BT_WINNER, BT_FOUGHT, BT_ATT_LOSSES, BT_DEF_LOSSES, BT_GREAT = range(9)
@@ -113,16 +123,24 @@ _STAT_COLUMNS: list[tuple[str, int]] = [
     *_side_cols("eliminated_stacking", S_ELIM_STACKING),
     *_side_cols("eliminated_other", S_ELIM_OTHER),
     *_side_cols("leaders_lost", S_LEADERS_LOST),
+    *_side_cols("leaders_killed", S_LEADERS_KILLED),
+    *_side_cols("leaders_captured", S_LEADERS_CAPTURED),
+    *_side_cols("encircled", S_ENCIRCLED),
     *_side_cols("garrisons_lost", S_GARRISONS_LOST),
     *_side_cols("cities_captured", S_CITIES_CAPTURED),
     ("vp_control", S_VP_CONTROL),
     ("vp_battle", S_VP_BATTLE),
+    ("vp_great_victory", S_VP_GREAT_VICTORY),
+    ("vp_encirclement", S_VP_ENCIRCLEMENT),
+    ("vp_leader_killed", S_VP_LEADER_KILLED),
+    ("vp_leader_captured", S_VP_LEADER_CAPTURED),
     ("vp_supply", S_VP_SUPPLY),
     ("vp_objectives", S_VP_OBJECTIVES),
     ("vp_other", S_VP_OTHER),
     *_side_cols("objectives", S_OBJECTIVES),
     *_side_cols("reinforcements", S_REINFORCEMENTS),
     *_side_cols("builds", S_BUILDS),
+    *_side_cols("leader_orders", S_LEADER_ORDERS),
     *_side_cols("cities_end", S_CITIES_END),
     *_side_cols("city_vp_end", S_CITY_VP_END),
     *_side_cols("sp_end", S_SP_END),
@@ -156,17 +174,19 @@ COLUMN_DOCS = {
     "destroyed_battle_<side>": "blocks destroyed in battle (back to the force pool)",
     "eliminated_battle_<side>": "blocks eliminated permanently in battle (no retreat, leaders)",
     "garrisons_lost_<side>": "garrisons removed (battle, supply, control)",
+    "leaders_killed_<side>": "SoE 9.0 leaders destroyed in battle or by a Withdraw's SP loss (1 VP each)",
+    "leaders_captured_<side>": "SoE 9.0 leaders that lost a battle and could not retreat (2 VP each)",
+    "encircled_<side>": "blocks other than leaders eliminated in battle for want of a retreat (SoE 7.42)",
     "vp_<cause>": "signed VP track change by cause (control, battle, supply, objectives, other)",
+    "vp_battle": "signed VP of battles: great victories, encirclements, leaders killed (also by a Withdraw's "
+                 "loss) and captured; the sum of vp_great_victory, vp_encirclement, vp_leader_killed and "
+                 "vp_leader_captured",
+    "leader_orders_<side>": "SoE 9.0 leader orders given (Sikorski's Recon and Stalin's reorganization included)",
     "held_<city>": "controller of the key city at the end: polish | soviet | '' (neutral)",
 }
 
 #: Per-game quantities the engine's events and results cannot give yet (not filled with placeholders).
 MISSING_COLUMNS = {
-    "leaders_killed / leaders_captured": "a leader's loss is a BLOCK_REMOVED event without the 9.0 reason "
-                                         "(only leaders_lost_<side> = both together is derived)",
-    "encirclements": "the battle's B_ENCIRCLED count is not logged; eliminated_battle_<side> counts "
-                     "permanent eliminations in battle (encircled blocks and leaders together)",
-    "vp by great victory / encirclement / leader": "VP events carry cause BATTLE only (vp_battle is their sum)",
     "cards played / events by card": "derivable from CARD_PLAYED but not summarised yet",
     "policy decision statistics": "the policies do not report their choices",
     "python policies": "Python (objmode) policies run only in play_game; simulate takes numba policies",
@@ -216,6 +236,18 @@ def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_r
                 stats[S_VP_CONTROL] += d
             elif c == CAUSE.BATTLE:
                 stats[S_VP_BATTLE] += d
+            elif c == CAUSE.GREAT_VICTORY:
+                stats[S_VP_BATTLE] += d
+                stats[S_VP_GREAT_VICTORY] += d
+            elif c == CAUSE.ENCIRCLEMENT:
+                stats[S_VP_BATTLE] += d
+                stats[S_VP_ENCIRCLEMENT] += d
+            elif c == CAUSE.LEADER_KILLED:
+                stats[S_VP_BATTLE] += d
+                stats[S_VP_LEADER_KILLED] += d
+            elif c == CAUSE.LEADER_CAPTURED:
+                stats[S_VP_BATTLE] += d
+                stats[S_VP_LEADER_CAPTURED] += d
             elif c == CAUSE.SUPPLY:
                 stats[S_VP_SUPPLY] += d
             elif c == CAUSE.OBJECTIVE:
@@ -272,6 +304,8 @@ def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_r
                         stats[S_DESTROYED_BATTLE + s] += 1
                     else:
                         stats[S_ELIM_BATTLE + s] += 1
+                        if arm[b] != ARM.LEADER:  # eliminated for want of a retreat (SoE 7.42)
+                            stats[S_ENCIRCLED + s] += 1
                 elif c == CAUSE.SUPPLY:
                     stats[S_SP_LOST_SUPPLY + s] += d
                     stats[S_ELIM_SUPPLY + s] += 1
@@ -316,6 +350,13 @@ def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_r
                 stats[S_OBJECTIVES + e.side] += 1
         elif k == EVENT.IMMEDIATE_VICTORY:
             stats[S_IMMEDIATE] = e.value
+        elif k == EVENT.LEADER_LOST:
+            if e.value == gnb.LEADER_KILLED:
+                stats[S_LEADERS_KILLED + e.side] += 1
+            elif e.value == gnb.LEADER_CAPTURED:
+                stats[S_LEADERS_CAPTURED + e.side] += 1
+        elif k == EVENT.LEADER_ORDER:
+            stats[S_LEADER_ORDERS + e.side] += 1
     if 0 < n_ph <= cap_ph:
         traj_vp[n_ph - 1] = vp
     for a in range(m_vp.shape[0]):

@@ -144,10 +144,12 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
                 max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, max_phases: int | None = None,
                 check_invariants: bool = False, roster=None) -> GameConfig:
     """The kernel-ready :class:`GameConfig` of a scenario (victory, objectives, special rules, caps,
-    the card-event table of ``state``'s block universe; ``roster`` defaults to ``load_blocks()``)."""
+    the card-event table and the leader table of ``state``'s block universe; ``roster`` defaults to
+    ``load_blocks()``)."""
     from types import SimpleNamespace
 
     from soe_sim.engine.events import event_table
+    from soe_sim.engine.leaders import leader_table
     from soe_sim.engine.reinforce import nation_rules
 
     ai = game_map.area_index
@@ -218,6 +220,7 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
         max_steps=int(max_steps), max_phase_steps=int(max_phase_steps), max_phases=int(max_phases),
         check_invariants=bool(check_invariants),
         nation_move_ok=move_ok, **intern, etable=event_table(state, roster, rules),
+        leaders=leader_table(state, roster, rules, scenario),  # SoE 9.0 (rule leaders.abilities)
     )
 
 

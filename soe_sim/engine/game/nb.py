@@ -32,10 +32,12 @@ from soe_sim.battle import nb as bnb
 from soe_sim.data.enums import ARM, EVENT_KIND, SIDE, Nation, UnitClass
 from soe_sim.engine.battles.nb import (
     B_ATT_LOSSES,
+    B_ATTACKER,
     B_DEF_LOSSES,
+    B_DEFENDER,
     B_FOUGHT,
     B_GREAT_VICTORY,
-    B_VP_DELTA,
+    B_LEADERS_KILLED,
     B_WINNER,
     N_B,
     battle_inputs_nb,
@@ -68,6 +70,7 @@ from soe_sim.engine.cards.nb import (
 from soe_sim.engine.events import nb as evnb
 from soe_sim.engine.game import policies as pnb
 from soe_sim.engine.game.policies import DECISION, N_FEAT, choose_nb, choose_option_nb  # noqa: F401
+from soe_sim.engine.leaders import nb as lnb
 from soe_sim.engine.nb import (
     N_OOS,
     apply_out_of_supply_nb,
@@ -159,6 +162,10 @@ class _EventC(NamedTuple):
     POSITION: int = 44  # end of every phase: side, block, area, value = SP (every block on the map)
     AREA_STATE: int = 45  # end of every phase: area, side = controller (-1 none), value = garrison side (-1
     #                       none); only areas with a controller or a garrison
+    LEADER_ORDER: int = 46  # side, area = the order's area, area2 = the leader's area, block = leader,
+    #                         value = order type (orders.nb; Stalin REORGANIZE), value2 = window (leaders.nb LW_*)
+    LEADER_LOST: int = 47  # side = the leader's side, area, block = leader, value = 1 killed / 2 captured (SoE 9.0),
+    #                        value2 = cause (BATTLE, ORDERS: destroyed by a Withdraw's SP loss)
 
 
 EVENT = _EventC()
@@ -174,7 +181,12 @@ class _CauseC(NamedTuple):
     REINFORCEMENT: int = 6  # SoE 4.0, 8.0–8.5
     ORDERS: int = 7  # SoE 7.2–7.6
     EVENT: int = 8  # SoE 7.13, 7.1 item 6: a historical event or a reaction card
-    INTERNMENT: int = 9  # EatS II.3 Germany: a block interned (ruleset option, reading V11)
+    # VP of a battle by sub-cause (VP events only; block events of a battle keep BATTLE)
+    GREAT_VICTORY: int = 9  # SoE 7.44
+    ENCIRCLEMENT: int = 10  # SoE 7.42: a block eliminated for want of a retreat (block = the block)
+    LEADER_KILLED: int = 11  # SoE 9.0: a leader destroyed (in battle or by a Withdraw's loss; block = leader)
+    LEADER_CAPTURED: int = 12  # SoE 9.0: a leader that lost a battle and could not retreat (block = leader)
+    INTERNMENT: int = 13  # EatS II.3 Germany: a block interned (ruleset option, reading V11)
 
 
 CAUSE = _CauseC()
@@ -217,6 +229,8 @@ VIOLATION = _ViolationC()
 LITHUANIAN = int(Nation.LITHUANIAN)
 OWN_NATION = (int(Nation.POLISH), int(Nation.SOVIET))  # by side: the side's own nation (EatS X.3, V9)
 BRIGADE = int(UnitClass.BRIGADE)
+LEADER_KILLED = 1  # EVENT.LEADER_LOST value
+LEADER_CAPTURED = 2
 IMMEDIATE_CAPTURE_AREA = 0
 IMMEDIATE_VP_AT_LEAST = 1
 OBJECTIVE_HOLD_AREA = 0
@@ -279,7 +293,9 @@ class GameConfig(NamedTuple):
     Internment (ruleset ``[internment]``, EatS II.3 Germany, reading V11): ``intern_area`` (n_areas,)
     bool the territory whose entry interns ``intern_side``'s blocks (all False: no internment),
     ``intern_sp_loss``, ``intern_return`` / ``intern_delay`` int64 (k,) the return towns in order
-    and the operation phases after which an interned block comes back there.
+    and the operation phases after which an interned block comes back there.    ``leaders``: int64 (n_blocks, ``leaders.nb.N_LT``) the
+    leader table (SoE 9.0 abilities, range, front; every ability ``NO_ABILITY`` when the rule
+    ``leaders.abilities`` is off; :func:`soe_sim.engine.leaders.leader_table`).
     """
 
     imm_kind: np.ndarray
@@ -316,6 +332,7 @@ class GameConfig(NamedTuple):
     intern_return: np.ndarray
     intern_delay: np.ndarray
     etable: object  # soe_sim.engine.events.EventTable
+    leaders: np.ndarray  # SoE 9.0 leader table (soe_sim.engine.leaders.leader_table)
     log_detail: bool = False  # also log the detail events (BATTLE_PREP, BATTLE_DECK, POSITION, AREA_STATE)
 
 
@@ -391,9 +408,14 @@ def add_vp_nb(state, log, ctr, nominal, cause, area):
 
 @njit(cache=True)
 def _log_vp_change_nb(state, log, ctr, old, cause, area):
+    _log_vp_block_nb(state, log, ctr, old, cause, area, -1)
+
+
+@njit(cache=True)
+def _log_vp_block_nb(state, log, ctr, old, cause, area, block):
     d = np.int64(state.vp[0]) - np.int64(old)
     if d != 0:
-        log_event_nb(log, ctr, state, EVENT.VP, SIDE.POLISH if d > 0 else SIDE.SOVIET, area, -1, -1, d, cause)
+        log_event_nb(log, ctr, state, EVENT.VP, SIDE.POLISH if d > 0 else SIDE.SOVIET, area, -1, block, d, cause)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -901,7 +923,13 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
         log_event_nb(log, ctr, state, EVENT.WITHDRAW, s, a, -1, -1, mode, info[onb.WI_MOVED])
         log_diff_nb(state, log, ctr, CAUSE.ORDERS, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                     destroyed_ever)
-        _log_vp_change_nb(state, log, ctr, vp0, CAUSE.ORDERS, a)
+        lb = info[onb.WI_LOSS_BLOCK]
+        if info[onb.WI_DESTROYED] == 1 and lb >= 0 and state.block_arm[lb] == ARM.LEADER:
+            # SoE 9.0: a leader destroyed by the withdrawal loss is killed (1 VP)
+            log_event_nb(log, ctr, state, EVENT.LEADER_LOST, s, a, -1, lb, LEADER_KILLED, CAUSE.ORDERS)
+            _log_vp_block_nb(state, log, ctr, vp0, CAUSE.LEADER_KILLED, a, lb)
+        else:
+            _log_vp_change_nb(state, log, ctr, vp0, CAUSE.ORDERS, a)
     elif t == onb.REORGANIZE:
         if orders.order_block[o] < 0:
             n = onb.legal_reorganize_nb(state, orders, o, reorg_rows)
@@ -964,6 +992,78 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
                     pnb.fill_reorganize_features_nb(state, reorg_rows, n, feat)
                 j = decide_nb(policies, s, DECISION.REORGANIZE, n, feat, rng_policy, ctr, cfg)
                 onb.designate_reorganize_nb(orders, o, reorg_rows[j])
+
+
+
+# --------------------------------------------------------------------------------------------------
+# SoE 9.0: the leaders' unique orders (leaders module; readings L1…)
+
+
+@njit(cache=True)
+def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, window,
+                     mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
+                     snap_garrison, elim_ever, destroyed_ever, reorg_rows):
+    """SoE 9.0 (readings L1–L3): at ``window`` (``leaders.nb.LW_*``) the sides take turns, the side
+    without the northern initiative first (as in card play, 7.1), each giving one leader order or
+    passing (decision ``LEADER``: option 0 = pass, options 1..k = the rows of
+    ``leaders.nb.legal_leader_orders_nb``) until both pass in a row. Each order is logged
+    (``LEADER_ORDER``) and executed at once or placed for its execution group
+    (:func:`_use_leader_nb`)."""
+    if not lnb.any_leader_nb(cfg.leaders):
+        return
+    ini = state.initiative_side[0]
+    s = 1 - ini if ini >= 0 else SIDE.POLISH
+    passes = 0
+    for _it in range(2 * cfg.leaders.shape[0] + 4):
+        if passes >= 2 or ctr[C_ABORT] != ABORT.NONE:
+            return
+        n = lnb.legal_leader_orders_nb(state, orders, m, orules, cfg.leaders, lw.used, s, window, lw.r_leader,
+                                       lw.r_type, lw.r_area, lw.r_block)
+        j = 0
+        if n > 0:
+            feat = feat_buffer_nb(policies, s, n + 1)
+            if feat.shape[0] > 0:
+                pnb.fill_leader_features_nb(state, orders, m, policies, cfg.leaders, s, lw.r_leader, lw.r_type,
+                                            lw.r_area, lw.r_block, n + 1, feat)
+            j = decide_nb(policies, s, DECISION.LEADER, n + 1, feat, rng_policy, ctr, cfg)
+        if j == 0:
+            passes += 1
+        else:
+            passes = 0
+            _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, s,
+                           lw.r_leader[j - 1], lw.r_type[j - 1], lw.r_area[j - 1], lw.r_block[j - 1], window,
+                           mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
+                           snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+        s = 1 - s
+
+
+@njit(cache=True)
+def _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, side, leader,
+                   order_type, area, block, window, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
+                   snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows):
+    """Give one leader order (SoE 9.0): the leader is used for the round and revealed; Stalin's block
+    gains its SP at once (L6); any other order countermands the side's unexecuted orders it replaces
+    (L5, each logged ``ORDER_DONE`` removed), is put on the map (L1) and is executed at once when its
+    group of 7.3 is over or it is Sikorski's Recon (L3), else with its group."""
+    ab = cfg.leaders[leader, lnb.LT_ABILITY]
+    lnb.mark_used_nb(orders, lw.used, side, leader)
+    log_event_nb(log, ctr, state, EVENT.LEADER_ORDER, side, area, state.block_area[leader], leader, order_type, window)
+    if ab == lnb.ABILITY.REORGANIZE:
+        gain = lnb.reorganize_now_nb(state, orders, orules, block)
+        log_event_nb(log, ctr, state, EVENT.REORGANIZED, side, area, -1, block, gain, 0)
+        return
+    k = lnb.countermand_nb(orders, side, area, order_type, lw.removed)
+    for q in range(min(k, lw.removed.shape[0])):
+        log_event_nb(log, ctr, state, EVENT.ORDER_DONE, side, area, -1, -1, orders.order_type[lw.removed[q]],
+                     onb.REMOVED)
+    o = lnb.place_leader_order_nb(orders, m, side, order_type, area)
+    if o < 0:
+        return
+    lw.order_leader[o] = leader
+    if lnb.executes_now_nb(ab, order_type, window):
+        _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o,
+                          mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
+                          snap_garrison, elim_ever, destroyed_ever, reorg_rows)
 
 
 
@@ -1176,8 +1276,7 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         if state.initiative_side[front] != ini_side0 or state.initiative_level[front] != ini_lvl0:
             log_event_nb(log, ctr, state, EVENT.INITIATIVE, state.initiative_side[front], front, -1, -1,
                          state.initiative_level[front], ini_side0)
-        if rec[B_VP_DELTA] != 0:
-            _log_vp_change_nb(state, log, ctr, vp0, CAUSE.BATTLE, area)
+        log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, snap_area)
         evnb.battle_context_nb(ew.ctx, m, rec)  # EV10, EV11
         reaction_loop_nb(state, cs, orders, m, cfg, ew, attacker, policies, rng_chance, rng_policy, log, ctr)
         reaction_loop_nb(state, cs, orders, m, cfg, ew, defender, policies, rng_chance, rng_policy, log, ctr)
@@ -1187,6 +1286,75 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         if ctr[C_ABORT] != ABORT.NONE:
             return
     ctr[C_ABORT] = ABORT.LOOP
+
+
+@njit(cache=True)
+def _award_vp_nb(state, log, ctr, v, side, amount, cause, area, block):
+    """Replay one VP award of the battle resolver from the track value ``v`` (one space at a time, as
+    the resolver scores: SoE 7.8, no 0 space) and log its actual change; returns the new value."""
+    old = v
+    for _ in range(amount):
+        v = vp_add_nb(v, side_sign_nb(side))
+    d = np.int64(v) - np.int64(old)
+    if d != 0:
+        log_event_nb(log, ctr, state, EVENT.VP, SIDE.POLISH if d > 0 else SIDE.SOVIET, area, -1, block, d, cause)
+    return v
+
+
+@njit(cache=True)
+def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, snap_area):
+    """The VP of the battle just resolved in ``area``, by sub-cause (G14, G16), and its leaders lost
+    (SoE 9.0, ``LEADER_LOST``): the resolver's awards are replayed in its order from the track before
+    the battle (``vp0``): leaders killed (the attacker's blocks, then the defender's; each leader's
+    enemy gains ``vp.leader_destroyed``), the great victory (7.44), then the loser's blocks eliminated
+    for want of a retreat (7.42: a leader captured, ``vp.leader_captured``; any other block
+    ``vp.encirclement_elimination``), each logged as a VP event with its cause and block. The battle's
+    blocks are the ones in ``area`` in the snapshot taken before it. A loser's leader eliminated in the
+    battle was killed when the losses reached it, captured otherwise: losses go to the strongest block,
+    ties to the lowest index (E-B2), so the killed ones are the lowest-index ones (all leaders have
+    1 SP). Anything the replay does not explain is logged with cause ``BATTLE`` (never in practice)."""
+    nbk = state.block_side.shape[0]
+    att = rec[B_ATTACKER]
+    dfd = rec[B_DEFENDER]
+    winner = rec[B_WINNER]
+    loser = 1 - winner
+    gone = np.zeros(nbk, dtype=np.bool_)  # leaders of the battle eliminated in it
+    win_gone = 0
+    for b in range(nbk):
+        if (snap_status[b] == STATUS.ON_MAP and snap_area[b] == area
+                and state.block_status[b] == STATUS.ELIMINATED_PERMANENT):
+            gone[b] = True
+            if state.block_arm[b] == ARM.LEADER and state.block_side[b] == winner:
+                win_gone += 1
+    loser_killed = rec[B_LEADERS_KILLED] - win_gone
+    killed = np.zeros(nbk, dtype=np.bool_)
+    v = np.int64(vp0)
+    for k in range(2):
+        sd = att if k == 0 else dfd
+        for b in range(nbk):
+            if not gone[b] or state.block_side[b] != sd or state.block_arm[b] != ARM.LEADER:
+                continue
+            if sd == winner:
+                killed[b] = True
+            elif loser_killed > 0:
+                killed[b] = True
+                loser_killed -= 1
+            if killed[b]:
+                log_event_nb(log, ctr, state, EVENT.LEADER_LOST, sd, area, -1, b, LEADER_KILLED, CAUSE.BATTLE)
+                v = _award_vp_nb(state, log, ctr, v, 1 - sd, cfg.vp_leader_killed, CAUSE.LEADER_KILLED, area, b)
+    if rec[B_GREAT_VICTORY] != 0:
+        v = _award_vp_nb(state, log, ctr, v, winner, cr.great_victory_vp, CAUSE.GREAT_VICTORY, area, -1)
+    for b in range(nbk):
+        if not gone[b] or killed[b] or state.block_side[b] != loser:
+            continue
+        if state.block_arm[b] == ARM.LEADER:
+            log_event_nb(log, ctr, state, EVENT.LEADER_LOST, loser, area, -1, b, LEADER_CAPTURED, CAUSE.BATTLE)
+            v = _award_vp_nb(state, log, ctr, v, winner, cfg.vp_leader_captured, CAUSE.LEADER_CAPTURED, area, b)
+        else:
+            v = _award_vp_nb(state, log, ctr, v, winner, er.vp_encirclement, CAUSE.ENCIRCLEMENT, area, b)
+    if v != state.vp[0]:
+        _log_vp_change_nb(state, log, ctr, v, CAUSE.BATTLE, area)
+
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1762,6 +1930,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     garrison_phase0 = np.empty(n_areas, dtype=state.garrison_side.dtype)
     garrison_waiting = np.zeros(n_areas, dtype=np.bool_)  # EatS II.4.2: eliminated this round (V6)
     cube_cap = rr.max_saved_cubes_per_front * cfg.card_fronts  # EatS X (V8); 0: no cap
+    lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0])  # SoE 9.0
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
@@ -1781,6 +1950,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
         log_event_nb(log, ctr, state, EVENT.PHASE_START, -1, -1, -1, -1, r, p)
         if p == PHASE_REPLENISH:
             log_event_nb(log, ctr, state, EVENT.ROUND_START, -1, -1, -1, -1, r, 0)
+            lw.used[:] = False  # SoE 9.0: each leader's order once per round
             replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg)
         elif p == PHASE_REINFORCEMENT:
             if cfg.no_reinforcement_phase:
@@ -1798,6 +1968,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             # --- operation phase (SoE 7.0) -------------------------------------------------------
             onb.reset_phase_nb(state, orders, False)
             garrison_phase0[:] = state.garrison_side
+            lw.order_leader[:] = -1
             block_half[:] = False
             wd_mode[:] = bnb.WITHDRAW_NONE
             extra_orders[:, :] = 0
@@ -1816,13 +1987,26 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             for gi in range(orules.execute_before_battles.shape[0]):
                 # SoE 7.3: forced marches, Recon, moves, Withdraw (EatS VII: Quick Move, Move, Recon,
                 # Reorganization, Railway transport, then Withdraw at the battle; V2)
+                group = orules.execute_before_battles[gi]
+                if group == 0 or group == 2:  # SoE 9.0 leader windows (L2; EatS has no leaders, II.2)
+                    leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log,
+                                     ctr, lnb.LW_BEFORE_FORCED if group == 0 else lnb.LW_BEFORE_MOVES, mv_block,
+                                     mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
+                                     snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
-                                  orules.execute_before_battles[gi], mv_block, mv_dest, mv_via, mv_detach, info,
+                                  group, mv_block, mv_dest, mv_via, mv_detach, info,
                                   wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                                   destroyed_ever, reorg_rows)
+            leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
+                             lnb.LW_BEFORE_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
+                             snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+            lnb.full_strength_nb(orders, cfg.leaders, lw.order_leader)  # SoE 9.0 Budyonny
             battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                        block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                        destroyed_ever)
+            leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
+                             lnb.LW_AFTER_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
+                             snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
             for gi in range(orules.execute_after_battles.shape[0]):  # SoE 7.5 Reorganize, 7.6 Rail Transport
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                                   orules.execute_after_battles[gi], mv_block, mv_dest, mv_via, mv_detach, info,
@@ -1945,7 +2129,7 @@ def with_etable_nb(cfg, etable):
                       cfg.two_front, cfg.card_fronts, cfg.vp_leader_killed, cfg.vp_leader_captured, cfg.max_steps,
                       cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok,
                       cfg.intern_area, cfg.intern_side, cfg.intern_sp_loss, cfg.intern_return, cfg.intern_delay,
-                      etable, cfg.log_detail)
+                      etable, cfg.leaders, cfg.log_detail)
 
 
 @njit(cache=True, parallel=True)

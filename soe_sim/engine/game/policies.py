@@ -43,6 +43,7 @@ from soe_sim.engine.cards.nb import (
     rand_below_nb,
 )
 from soe_sim.engine.events import nb as enb
+from soe_sim.engine.leaders import nb as lnb
 from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import STATUS
 
@@ -76,6 +77,7 @@ class _DecisionC(NamedTuple):
     REINFORCE: int = 14  # SoE 8.3, 8.4: pass, strengthen one block or build one block
     EVENT_TARGET: int = 15  # SoE 7.13, 7.1 item 6: the area / block an event acts on (events.nb rows)
     REACTION: int = 16  # SoE 7.1 item 6, 7.41.4: pass (0) or play one of the playable reaction cards
+    LEADER: int = 17  # SoE 9.0: pass (0) or give one leader order (leaders.nb rows)
 
 
 DECISION = _DecisionC()
@@ -121,6 +123,8 @@ PARAM_DOCS = {
     "reserve": "own blocks to keep in a threatened own key city: leaving it with fewer costs hold_weight x VP",
     "front_weight": "reinforcement bonus for strengthening / building next to the enemy",
     "combine_weight": "score per SP gained by combining blocks (8.2), minus 0.5 per block given up",
+    "leader_reserve": "score a leader's once-per-round order (SoE 9.0) must exceed to be given: the value of "
+                      "keeping the ability for later in the round",
     "slot": "(Python policies) the registry slot of the Python object; set by play_game",
 }
 PARAMS = tuple(PARAM_DOCS)
@@ -145,20 +149,22 @@ P_EXEC_FIRST = PARAMS.index("exec_first")
 P_RESERVE = PARAMS.index("reserve")
 P_FRONT_WEIGHT = PARAMS.index("front_weight")
 P_COMBINE_WEIGHT = PARAMS.index("combine_weight")
+P_LEADER_RESERVE = PARAMS.index("leader_reserve")
 P_SLOT = PARAMS.index("slot")
 
 _BASE = dict(omniscient=0.0, unknown_sp=3.0, attack_threshold=0.55, attack_weight=2.0, capture_weight=2.0,
              hold_weight=1.5, defend_weight=1.0, withdraw_ratio=3.0, advance_weight=0.3, recon_weight=0.3,
              keep_cards=1.0, hand_margin=0.5, orders_weight=1.0, cubes_weight=0.5, battle_card=1.0,
-             place_first=0.0, exec_first=0.5, reserve=1.0, front_weight=1.0, combine_weight=1.0, slot=-1.0)
+             place_first=0.0, exec_first=0.5, reserve=1.0, front_weight=1.0, combine_weight=1.0,
+             leader_reserve=0.2, slot=-1.0)
 _DEFAULTS = {
     "random": dict(_BASE),
     "aggressive": dict(_BASE, attack_threshold=0.4, attack_weight=3.0, capture_weight=3.0, hold_weight=0.5,
                        defend_weight=0.2, withdraw_ratio=99.0, advance_weight=0.5, keep_cards=0.0, hand_margin=0.0,
-                       exec_first=1.0, reserve=0.0),
+                       exec_first=1.0, reserve=0.0, leader_reserve=0.0),
     "defensive": dict(_BASE, attack_threshold=0.6, attack_weight=2.0, capture_weight=1.5, hold_weight=3.0,
                       defend_weight=2.0, withdraw_ratio=2.0, advance_weight=0.1, keep_cards=2.0, hand_margin=1.0,
-                      exec_first=0.0, reserve=1.0),
+                      exec_first=0.0, reserve=1.0, leader_reserve=0.5),
     "balanced": dict(_BASE),
 }
 DEFAULT_PARAMS = np.array([[_DEFAULTS[name][k] for k in PARAMS] for name in POLICY_IDS], dtype=np.float64)
@@ -167,7 +173,7 @@ DEFAULT_PARAMS = np.array([[_DEFAULTS[name][k] for k in PARAMS] for name in POLI
 # --------------------------------------------------------------------------------------------------
 # Features: kind -> column names (N_FEAT float64 columns; unused columns are 0)
 
-N_FEAT = 16
+N_FEAT = 20
 FEATURES = {
     DECISION.DISCARD: ("card", "orders", "cubes", "combat_mod", "battle_card", "historical"),
     DECISION.CARD_PLAY: ("card", "use", "orders", "cubes", "combat_mod", "hand_size", "better_in_hand", "front",
@@ -195,6 +201,10 @@ FEATURES = {
                             "enemy_sp", "enemy_sp_adjacent", "block_sp", "loss", "destroys"),
     DECISION.REACTION: ("pass", "card", "event_value", "vp", "enemy_sp_loss", "cards", "initiative", "cubes",
                         "blocks_sp", "orders", "card_cubes", "combat_mod"),
+    DECISION.LEADER: ("type", "area", "area_vp", "control", "own_blocks", "own_sp", "enemy_blocks", "enemy_sp",
+                      "own_sp_adjacent", "enemy_blocks_adjacent", "enemy_sp_adjacent", "in_supply",
+                      "enemy_garrison", "p_win", "target_vp", "unseen_enemy", "leader", "ability", "block",
+                      "countermands"),
 }
 for _v in FEATURES.values():
     assert len(_v) <= N_FEAT
@@ -851,6 +861,52 @@ def fill_event_target_features_nb(state, orders, m, pol, table, side, card, ctx,
             feat[i, 10] = min(val * lvl, en_sp[a])
 
 
+# --- leader orders (SoE 9.0) ---------------------------------------------------------------------
+
+
+@njit(cache=True)
+def fill_leader_features_nb(state, orders, m, pol, leaders, side, r_leader, r_type, r_area, r_block, n, feat):
+    """LEADER rows: row 0 = pass (type -1), row ``i`` = ``leaders.nb.legal_leader_orders_nb`` row
+    ``i - 1``. Columns 0–15 are those of an ORDER row for the same (type, area)
+    (:func:`fill_order_features_nb`; a full-strength Forced March Out of Budyonny gets the ``p_win``
+    of a full-strength move), then ``leader`` (block), ``ability`` (``leaders.nb.ABILITY``), ``block``
+    (Stalin: the block reorganized, whose missing SP replace ``target_vp``; else -1) and
+    ``countermands`` (the side's unexecuted orders the leader order would take off the area)."""
+    otype = np.empty(n, dtype=np.int64)
+    oarea = np.empty(n, dtype=np.int64)
+    otype[0] = onb.NO_ORDER
+    oarea[0] = -1
+    for i in range(1, n):
+        t = r_type[i - 1]
+        if leaders[r_leader[i - 1], lnb.LT_ABILITY] == lnb.ABILITY.FORCED_MARCH_OUT_FULL_STRENGTH:
+            t = onb.MOVE_OUT  # full strength: the p_win of an unhalved move
+        otype[i] = t
+        oarea[i] = r_area[i - 1]
+    fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat)
+    feat[0, 16] = -1.0
+    feat[0, 17] = -1.0
+    feat[0, 18] = -1.0
+    for i in range(1, n):
+        L = r_leader[i - 1]
+        t = r_type[i - 1]
+        a = r_area[i - 1]
+        b = r_block[i - 1]
+        ab = leaders[L, lnb.LT_ABILITY]
+        feat[i, 0] = t
+        feat[i, 16] = L
+        feat[i, 17] = ab
+        feat[i, 18] = b
+        if b >= 0:
+            feat[i, 14] = state.block_max_sp[b] - state.block_sp[b]
+        c = 0
+        if lnb.is_out_type_nb(t) and ab != lnb.ABILITY.REORGANIZE:
+            for o in range(orders.n_orders[0]):
+                if (orders.order_side[o] == side and orders.order_area[o] == a and orders.order_status[o] == onb.PLACED
+                        and lnb.is_out_type_nb(orders.order_type[o])):
+                    c += 1
+        feat[i, 19] = c
+
+
 # --------------------------------------------------------------------------------------------------
 # The scripted scorer
 
@@ -912,7 +968,30 @@ def score_options_nb(p, kind, feat, n, out):
         elif kind == DECISION.REACTION:
             if f[0] == 0:  # a card: its event against what it is worth for orders / cubes later
                 s = f[2] - 0.3 * (p[P_ORDERS_WEIGHT] * f[9] + p[P_CUBES_WEIGHT] * f[10]) - 0.05 * max(f[11], 0.0)
+        elif kind == DECISION.LEADER:
+            s = _score_leader_nb(p, f)
         out[i] = s
+
+
+@njit(cache=True)
+def _score_leader_nb(p, f):
+    """A leader order (SoE 9.0): scored like the same order placed (:func:`_score_order_nb`; Budyonny's
+    full-strength Forced March Out like a Move Out), Stalin's immediate reorganization 0.3 (+0.05 per
+    SP the block misses, +0.2 next to the enemy: no half strength risk), minus 0.5 per order it
+    countermands, minus ``leader_reserve`` (the ability is spent for the round). Pass = 0."""
+    t = f[0]
+    if t == onb.NO_ORDER:
+        return 0.0
+    ab = f[17]
+    if ab == lnb.ABILITY.REORGANIZE:
+        s = 0.3 + 0.05 * f[14] + (0.2 if f[10] > 0 else 0.0)
+    elif ab == lnb.ABILITY.FORCED_MARCH_OUT_FULL_STRENGTH:
+        g = f.copy()
+        g[0] = onb.MOVE_OUT
+        s = _score_order_nb(p, g)
+    else:
+        s = _score_order_nb(p, f)
+    return s - 0.5 * f[19] - p[P_LEADER_RESERVE]
 
 
 @njit(cache=True)

@@ -279,6 +279,8 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
                     f"({int(g('sp'))}/{int(g('max_sp'))} SP)"
             else:
                 s = f"build {_ids(blocks, g('block'))} in {_ids(areas, g('area'))}"
+        elif d == Decision.LEADER:
+            s = _describe_leader(g, blocks, areas)
         else:
             s = f"option {len(out)}"
         out.append(s)
@@ -288,6 +290,35 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
         if k > 1:
             out[i] = f"{s} [path {k}]"
     return out
+
+
+def _describe_leader(g, blocks, areas) -> str:
+    """One LEADER option (SoE 9.0) in words: who gives which order where."""
+    from soe_sim.data.enums import LeaderAbility
+    from soe_sim.engine.orders import OrderType
+
+    t = int(g("type"))
+    if t < 0:
+        return "give no leader order (pass)"
+    who, where, ab = _ids(blocks, g("leader")), _ids(areas, g("area")), int(g("ability"))
+    if ab == LeaderAbility.REORGANIZE:
+        s = f"{who}: reorganize {_ids(blocks, g('block'))} in {where} at once (+SP; {int(g('target_vp'))} SP missing)"
+    elif ab == LeaderAbility.RECON:
+        s = f"{who}: recon {where} at once"
+    else:
+        try:
+            tname = OrderType(t).slug
+        except ValueError:
+            tname = f"order {t}"
+        s = f"{who}: {tname} in {where}"
+        if ab == LeaderAbility.FORCED_MARCH_OUT_FULL_STRENGTH:
+            s += " (blocks fight at full strength)"
+        elif ab == LeaderAbility.FREE_DEFEND:
+            s = f"{who}: free defend in {where}"
+    c = int(g("countermands"))
+    if c > 0:
+        s += f", countermanding {c} order{'s' if c > 1 else ''}"
+    return s
 
 
 # --------------------------------------------------------------------------------------------------
