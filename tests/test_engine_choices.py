@@ -395,6 +395,48 @@ def test_update_access_neutral_ground_kaunas_and_fronts():
     assert not ew.closed.any()
 
 
+def test_inactive_neutral_blocks_do_not_cut_supply():
+    """G15, E14: before card 23 the Lithuanian blocks are out of play: a Polish block whose only ways
+    out pass the Lithuanians is still supplied; once they are Soviet allies they cut its paths like
+    any enemy block (1.31). Positions: a Polish infantry block in an area of at most two links, the
+    two Lithuanian divisions on its neighbours."""
+    from soe_sim.engine.game import new_event_log
+
+    setup = game_setup("campaign-1920")
+    m = setup.game_map
+    st0 = setup.state0
+    na, nbk = m.n_areas, st0.n_blocks
+    lits = [int(b) for b in np.flatnonzero(st0.block_nation == LIT)]
+    pl = int(np.flatnonzero((st0.block_side == P) & (st0.block_arm == ARM.INFANTRY)
+                            & (st0.block_status == STATUS.ON_MAP))[0])
+    occupied = {int(st0.block_area[b]) for b in range(nbk) if st0.block_status[b] == STATUS.ON_MAP}
+    differ = tried = 0
+    for a in range(na):
+        nbrs = [int(v) for v in m.adj_indices[m.adj_indptr[a]:m.adj_indptr[a + 1]]]
+        if (len(nbrs) > len(lits) or m.garrison[a] or m.eastern_link[a] or a in occupied
+                or any(v in occupied or m.eastern_link[v] or st0.garrison_side[v] >= 0 for v in nbrs)):
+            continue
+        got = []
+        for lit_active in (False, True):
+            st = st0.copy()
+            st.block_area[pl] = a
+            for b, v in zip(lits, nbrs + nbrs[:1]):
+                st.block_area[b] = v
+            active = setup.cfg.nation_active.copy()
+            active[LIT] = lit_active
+            log = new_event_log(4096)
+            z = lambda dt: np.zeros((2, na), dt)  # noqa: E731
+            nb.supply_nb(st, m.arrays, setup.er, log.records, log.ctr, z(np.int32), z(np.bool_), z(np.int32),
+                         z(np.bool_), z(np.int32), st.block_status.copy(), st.block_area.copy(), st.block_sp.copy(),
+                         st.garrison_side.copy(), np.zeros(nbk, bool), np.zeros(nbk, bool), active,
+                         np.zeros(nbk, bool))
+            got.append(bool(st.block_in_supply[pl]))
+        tried += 1
+        assert not got[1], m.ids[a]  # surrounded by enemy blocks: cut off (E1)
+        differ += got[0]
+    assert tried > 0 and differ > 0
+
+
 def test_filter_orders_drops_move_to_a_closed_area():
     otype = np.array([int(OrderType.MOVE_TO), int(OrderType.MOVE_OUT), int(OrderType.FORCED_MARCH_TO),
                       int(OrderType.RECON), onb.NO_ORDER], np.int64)
@@ -540,3 +582,13 @@ def test_describe_options_covers_every_decision():
         df.iloc[1] = 1.0
         text = describe_options(kind, df, setup, 0)
         assert len(text) == 2 and not any(t.startswith("option ") for t in text), (kind, text)
+
+
+def test_event_log_replays_advances_and_withdrawals():
+    """The event record is complete: replaying every game's events (``soe_sim.report.event_sample``:
+    moves, retreats, advances, withdrawals, placements, losses …) gives the engine's final position."""
+    from soe_sim.report import event_sample
+
+    for pol in ("aggressive", "defensive"):
+        out = event_sample("kiev-offensive", pol, pol, 21, 4)
+        assert out["meta"]["replay_mismatches"] == 0

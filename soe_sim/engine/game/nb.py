@@ -586,6 +586,17 @@ def hide_inactive_nb(state, active, side, hidden):
 
 
 @njit(cache=True)
+def hide_all_inactive_nb(state, active, hidden):
+    """G15: take every inactive-nation block off the map (both sides) while presence, depots and
+    supply are computed: out of play, it neither is supplied nor cuts the other side's clear paths
+    (1.31, E1); :func:`unhide_nb` puts them back."""
+    for b in range(state.block_side.shape[0]):
+        hidden[b] = state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]
+        if hidden[b]:
+            state.block_status[b] = STATUS.SCHEDULED
+
+
+@njit(cache=True)
 def unhide_nb(state, hidden):
     for b in range(state.block_side.shape[0]):
         if hidden[b]:
@@ -1204,17 +1215,20 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
 
 @njit(cache=True)
 def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-              snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, active):
+              snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, active, hidden):
     """SoE 7.7, 7.71: supply of every block; out-of-supply losses, eliminations (VP) and garrisons.
 
     Blocks of a nation that is not (yet) active (``neutral_nation``, e.g. Lithuania before card 23)
-    are out of play and never lose SP to supply (E14, G15)."""
+    are out of play: they never lose SP to supply and do not cut the other side's supply paths
+    (E14, G15; ``hidden`` is scratch)."""
+    hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
                      enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
                     state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
                     depot_dist, state.block_in_supply)
+    unhide_nb(state, hidden)
     for b in range(state.block_side.shape[0]):
         if state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]:
             state.block_in_supply[b] = True
@@ -1297,15 +1311,19 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     on the front of the Soviet leader nearest to it in 3–4 player scenarios, 10.2) and then from the
     saved cubes, one decision per cube spent until the side passes. ``active``: the game's
     ``active_nations`` (an ``activate_nation`` event makes a neutral nation's blocks eligible and
-    opens the Kaunas cubes, EV7)."""
+    opens the Kaunas cubes, EV7). The phase's snapshot (RF4) leaves the inactive blocks out: they
+    neither cut supply paths nor make a front line (G15)."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
+    hidden = np.zeros(nbk, dtype=np.bool_)
+    hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
                      enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
                     state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
                     depot_dist, state.block_in_supply)
+    unhide_nb(state, hidden)
     front_line = np.zeros((2, n_areas), dtype=np.bool_)
     front_line_nb(m.adj_indptr, m.adj_indices, enemy, state.control, front_line)
     # 8.1 garrisons ("may": one decision per eligible city)
@@ -1698,7 +1716,8 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
                                   group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
                                   snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-                      snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active)
+                      snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active,
+                      ew.hidden)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                         snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.closed)
             control_nb(state, m, log, ctr)
