@@ -284,8 +284,12 @@ def reachable(board, pos, side, start, allowance, rail_only=False, depot_dist=No
     return seen
 
 
-def retreat_targets(board, pos, side, battle_area, n_blocks, max_blocks, goal=None, blocked=frozenset()):
-    """SoE 7.42: (ordered candidate list of (area, distance), target per block or None)."""
+def retreat_targets(board, pos, side, battle_area, n_blocks, max_blocks, goal=None, blocked=frozenset(),
+                    allowed=None, overflow_to_first=False):
+    """SoE 7.42: (ordered candidate list of (area, distance), target per block or None).
+
+    ``allowed`` (a set of area ids, G16): only those candidates are kept, in the same order;
+    ``overflow_to_first``: blocks left without room go to the first candidate (a Withdraw, O8)."""
     enemy = enemy_areas(pos, side)
     if goal is None:
         goal = {a for a in board.key_city if pos.control.get(a) == side}
@@ -296,6 +300,8 @@ def retreat_targets(board, pos, side, battle_area, n_blocks, max_blocks, goal=No
             continue
         cands.append((dist[a], a))
     cands.sort(key=lambda t: (t[0], board.ids.index(t[1])))
+    if allowed is not None:
+        cands = [(d, a) for d, a in cands if a in allowed]
     room = {}
     for _, a in cands:
         room[a] = INF if a in board.eastern_links else max_blocks - len(blocks_in(pos, side, a))
@@ -307,6 +313,8 @@ def retreat_targets(board, pos, side, battle_area, n_blocks, max_blocks, goal=No
                 dest = a
                 room[a] -= 1
                 break
+        if dest is None and overflow_to_first and cands:
+            dest = cands[0][1]
         targets.append(dest)
     return [(a, d) for d, a in cands], targets
 

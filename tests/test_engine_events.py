@@ -27,7 +27,7 @@ from soe_sim.engine.state import STATUS, new_game
 
 P, S = SIDE.POLISH, SIDE.SOVIET
 ENGINE_KEYS = {"enemy_sp_loss_initiative", "enemy_sp_loss", "draw_cards", "initiative", "vp", "cubes_infantry",
-               "cubes_cavalry", "cubes_allied", "eliminate_nation_block", "activate_nation", "reinforce"}
+               "cubes_cavalry", "cubes_allied", "eliminate_nation_block", "activate_nation", "reinforce", "at_area"}
 
 
 # --- fixtures ----------------------------------------------------------------------------------------
@@ -185,6 +185,8 @@ def test_table_encodes_every_effect_key(game, game_ea, decks):
                     assert v == -1  # kiev-offensive: the block waits in the EatS Events' Area (not in new_game)
                     vea = int(game_ea.table.fx_value[s, c, k])
                     assert game_ea.ids[vea] == value and enb.in_events_area_nb(game_ea.state, vea)
+                elif key == "at_area":  # EV8: the area index
+                    assert v == game.map.index(value)
                 else:
                     assert v == int(value)
                     if key in BATTLE_EFFECT_KEYS:

@@ -300,8 +300,10 @@ def test_vp_bookkeeping_with_events():
 
 
 def test_events_area_blocks_enter_only_by_card():
-    """EV8: the Events' Area blocks are in the universe (SCHEDULED, round -1) and are placed only by
-    their `reinforce:` card (BLOCK_PLACED with cause EVENT right after the CARD_EVENT naming them)."""
+    """EV8: the Events' Area blocks are in the universe (SCHEDULED, round -1) and enter play only by
+    their `reinforce:` card (the first BLOCK_PLACED, cause EVENT, right after the CARD_EVENT naming
+    them). Once in play a destroyed or absorbed one is in the force pool like any other (SoE 7.41.5,
+    8.2): it may come back as a detachment or a build."""
     setup = game_setup("campaign-1920")
     st = setup.state0
     ea = (st.block_status == nb.STATUS.SCHEDULED) & (st.block_arrive_round == -1)
@@ -312,10 +314,19 @@ def test_events_area_blocks_enter_only_by_card():
         ev = res.events
         arrived = ev[ev["kind"] == "reinforcement_arrived"]
         assert not set(arrived["block"]) & ea_ids
-        for i in ev.index[(ev["kind"] == "block_placed") & ev["block"].isin(ea_ids)]:
-            assert ev.loc[i, "value2"] == nb.CAUSE.EVENT
-            assert ev.loc[i - 1, "kind"] == "card_event" and ev.loc[i - 1, "block"] == ev.loc[i, "block"]
-            placed += 1
+        entered = set()
+        for i in ev.index[(ev["kind"].isin(["block_placed", "build"])) & ev["block"].isin(ea_ids)]:
+            b = ev.loc[i, "block"]
+            if b not in entered:
+                assert ev.loc[i, "kind"] == "block_placed" and ev.loc[i, "value2"] == nb.CAUSE.EVENT
+                assert ev.loc[i - 1, "kind"] == "card_event" and ev.loc[i - 1, "block"] == b
+                entered.add(b)
+                placed += 1
+            else:  # back from the force pool: destroyed or absorbed (8.2) in between
+                gone = ev.loc[:i - 1]
+                k = int(np.flatnonzero(setup.block_ids == b)[0])
+                assert (((gone["kind"] == "block_removed") & (gone["block"] == b))
+                        | ((gone["kind"] == "combine") & (gone["value"] == k))).any()
     assert placed > 0
 
 

@@ -198,7 +198,7 @@ def test_soe_9_0_leader_killed_and_captured_vp_in_the_log(kiev):
     great victory) and cannot retreat: the division and one leader are destroyed (that leader is
     killed: 1 VP), the other leader is captured (2 VP). The log has one LEADER_LOST per leader and one
     VP event per award in the resolver's order, with the track's actual changes across the missing 0
-    (G16)."""
+    (G19)."""
     from soe_sim.engine.battles import RECORD_FIELDS, resolve_battle
     from soe_sim.engine.game import new_event_log
 
@@ -481,7 +481,7 @@ def test_leader_orders_in_games_respect_the_limits(scenario):
 
 
 def test_battle_vp_by_sub_cause_and_leader_losses():
-    """G16: the VP of battles are logged by sub-cause (never the plain BATTLE cause); every leader
+    """G19: the VP of battles are logged by sub-cause (never the plain BATTLE cause); every leader
     eliminated in a battle has its LEADER_LOST (killed 1 / captured 2) and each LEADER_LOST its VP
     event; the track is still the start plus the VP events."""
     sub = 0

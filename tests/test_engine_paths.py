@@ -16,6 +16,7 @@ from soe_sim.engine.nb import (
     UNREACHED,
     overstack_pullback_nb,
     reachable_nb,
+    restrict_retreat_nb,
     retreat_targets_nb,
 )
 from soe_sim.engine.state import STATUS, engine_constants
@@ -129,6 +130,40 @@ def test_retreat_targets_match_oracle(game_map, board, rules, seed):
                                                consts.max_blocks, blocked=pairs)
         assert got_c == want_c
         assert got_t == want_t
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=SEEDS)
+def test_restricted_retreat_matches_oracle(game_map, board, rules, seed):
+    """G16 (SoE 7.42, 7.2 Withdraw with the round loop's area masks): ``restrict_retreat_nb`` after
+    ``retreat_targets_nb`` keeps the allowed candidates in 7.42 order and refills them; blocks left
+    over are encircled, or go to the first candidate for a Withdraw (O8)."""
+    rng = np.random.default_rng(seed)
+    arr = naive.random_arrays(rng, game_map)
+    consts = engine_constants(rules)
+    pos = naive.position_of(board, arr)
+    m = game_map
+    blocks, enemy = run_presence(m, arr)
+    for _ in range(4):
+        side = int(rng.integers(0, 2))
+        battle = int(rng.integers(m.n_areas))
+        n = int(rng.integers(1, 9))
+        allowed = rng.random(m.n_areas) < 0.6
+        overflow = bool(rng.integers(0, 2))
+        goal = m.garrison & (arr["control"] == side)
+        areas = np.empty(16, dtype=np.int64)
+        dists = np.empty(16, dtype=np.int64)
+        target = np.empty(n, dtype=np.int64)
+        k = retreat_targets_nb(m.adj_indptr, m.adj_indices, NO_EDGES, m.eastern_link, goal, enemy[side],
+                               blocks[side], side, battle, consts.max_blocks, n, areas, dists, target)
+        k = restrict_retreat_nb(m.eastern_link, allowed, blocks[side], consts.max_blocks, n, overflow, areas, k,
+                                target)
+        want_c, want_t = naive.retreat_targets(board, pos, naive.SIDES[side], m.ids[battle], n, consts.max_blocks,
+                                               allowed={m.ids[a] for a in np.flatnonzero(allowed)},
+                                               overflow_to_first=overflow)
+        assert [m.ids[a] for a in areas[:k]] == [a for a, _ in want_c]
+        assert [m.ids[t] if t >= 0 else None for t in target] == want_t
+        assert (target == ENCIRCLED).any() == (None in want_t)
 
 
 @settings(max_examples=60, deadline=None)

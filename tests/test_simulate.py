@@ -201,7 +201,7 @@ def test_policy_names_and_parameters_from_the_engine_registry():
 
 def test_leader_and_battle_sub_cause_columns_match_event_logs():
     """The SoE 9.0 columns (leaders killed / captured, leader orders), the encircled blocks and the VP
-    of battles by sub-cause, against the event logs of the same games (G16)."""
+    of battles by sub-cause, against the event logs of the same games (G19)."""
     from soe_sim.data.enums import ARM
     from soe_sim.engine.game import CAUSE, game_setup, play_game
     from soe_sim.engine.state import STATUS

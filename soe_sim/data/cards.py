@@ -35,7 +35,7 @@ def deck_override(decks: dict):
     finally:
         _DECK_OVERRIDE.reset(token)
 
-# Effect key → value type: "int" (signed integer), "nation", "block", "condition".
+# Effect key → value type: "int" (signed integer), "nation", "block", "area", "condition".
 EFFECT_KEYS: dict[str, str] = {
     # battle cards (battle model)
     "enemy_extra_loss": "int",
@@ -57,6 +57,7 @@ EFFECT_KEYS: dict[str, str] = {
     "eliminate_nation_block": "nation",
     "activate_nation": "nation",
     "reinforce": "block",
+    "at_area": "area",  # the card's reinforce places the block only in this area (EV8 "in Warsaw")
 }
 _CONDITION_RE = re.compile(r"^[a-z0-9]+([_-][a-z0-9]+)*$")
 _INT_RE = re.compile(r"^[+-]?\d+$")
@@ -82,13 +83,13 @@ def card_schema(deck_size: int = 55) -> list[Col]:
 
 
 def parse_effect(code: str, *, file: str = "", entry: str = "", problems: Problems | None = None,
-                 block_ids=None) -> dict:
+                 block_ids=None, area_ids=None) -> dict:
     """Parse an effect code ``"key:value;key:value"`` into a dict.
 
     Integers become ``int`` (``initiative:+1`` → ``{"initiative": 1}``); nations and block ids
     stay strings. Unknown keys and bad values are appended to ``problems`` (or raised as
-    :class:`SoeInputError` when ``problems`` is None). ``block_ids`` (optional) checks
-    ``reinforce:<block>``.
+    :class:`SoeInputError` when ``problems`` is None). ``block_ids`` / ``area_ids`` (optional) check
+    ``reinforce:<block>`` / ``at_area:<area>``.
     """
     own = problems is None
     problems = Problems() if own else problems
@@ -123,6 +124,12 @@ def parse_effect(code: str, *, file: str = "", entry: str = "", problems: Proble
                              did_you_mean(value, block_ids))
                 continue
             out[key] = value
+        elif kind == "area":
+            if area_ids is not None and value not in area_ids:
+                problems.add(file, entry, "effect", value, f"unknown area in '{key}'",
+                             did_you_mean(value, area_ids))
+                continue
+            out[key] = value
         else:
             if not _CONDITION_RE.match(value):
                 problems.add(file, entry, "effect", value, "condition must be a lowercase identifier")
@@ -145,7 +152,7 @@ def resolve_cards_dir(path: Path | str | None) -> Path:
     return p
 
 
-def load_cards(side: str | Side, path: Path | str | None = None, block_ids=None) -> pd.DataFrame:
+def load_cards(side: str | Side, path: Path | str | None = None, block_ids=None, area_ids=None) -> pd.DataFrame:
     """Load and validate one side's deck.
 
     Parameters
@@ -155,6 +162,8 @@ def load_cards(side: str | Side, path: Path | str | None = None, block_ids=None)
         A deck CSV, a ``cards`` directory or a data root; default: built-in data.
     block_ids : collection of str, optional
         Known block ids, to check ``reinforce:<block>`` effects.
+    area_ids : collection of str, optional
+        Known area ids, to check ``at_area:<area>`` effects.
 
     Returns
     -------
@@ -177,13 +186,13 @@ def load_cards(side: str | Side, path: Path | str | None = None, block_ids=None)
     p = Path(path) if path is not None else None
     csv_path = p if p is not None and p.suffix == ".csv" else resolve_cards_dir(p) / f"{side_name}.csv"
     problems = Problems()
-    deck = read_deck(csv_path, problems, block_ids=block_ids)
+    deck = read_deck(csv_path, problems, block_ids=block_ids, area_ids=area_ids)
     if problems:
         raise SoeInputError(problems)
     return deck
 
 
-def read_deck(path: Path, problems: Problems, block_ids=None) -> pd.DataFrame | None:
+def read_deck(path: Path, problems: Problems, block_ids=None, area_ids=None) -> pd.DataFrame | None:
     """Read and check one deck CSV, appending problems; ``None`` when unreadable."""
     path = Path(path)
     root = path.parent.parent
@@ -202,7 +211,8 @@ def read_deck(path: Path, problems: Problems, block_ids=None) -> pd.DataFrame | 
                 problems.add(path, where, "id", cid, f"duplicate card id (first on line {t.lines[seen[cid]]})")
             else:
                 seen[cid] = i
-        eff = parse_effect(df["effect"].iat[i], file=fname, entry=where, problems=problems, block_ids=block_ids)
+        eff = parse_effect(df["effect"].iat[i], file=fname, entry=where, problems=problems, block_ids=block_ids,
+                           area_ids=area_ids)
         if df["event_kind"].iat[i] == "none" and eff:
             problems.add(path, where, "effect", df["effect"].iat[i], "a card without an event has no effect")
         parsed.append(eff)

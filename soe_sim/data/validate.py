@@ -53,8 +53,9 @@ def read_dataset(root: Path | str | None, problems: Problems, scenarios: bool = 
     ds.game_map = read_map(root / "map", problems)
     ds.roster = read_blocks(root / "blocks", problems)
     ids = set(ds.roster.block_index) if ds.roster is not None else None
+    areas = set(ds.game_map.area_index) if ds.game_map is not None else None
     for side in Side.slugs():
-        ds.decks[side] = read_deck(root / "cards" / f"{side}.csv", problems, block_ids=ids)
+        ds.decks[side] = read_deck(root / "cards" / f"{side}.csv", problems, block_ids=ids, area_ids=areas)
     if scenarios:
         for p in scenario_paths(root):
             sc = read_scenario(p, problems, ds.game_map, ds.roster, ds.decks)
@@ -100,7 +101,8 @@ def _validate_one(path: Path, problems: Problems) -> str:
         sub = Problems()  # the roster is only context here; its own problems are not this file's
         roster = read_blocks(root / "blocks", sub)
         ids = set(roster.block_index) if roster is not None else None
-        deck = read_deck(path, problems, block_ids=ids)
+        gm = read_map(root / "map", Problems())
+        deck = read_deck(path, problems, block_ids=ids, area_ids=set(gm.area_index) if gm is not None else None)
         return f"{display_path(path)}: {len(deck) if deck is not None else 0} cards"
     if path.suffix == ".toml":
         doc = read_toml(path, Problems())

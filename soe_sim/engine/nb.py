@@ -424,6 +424,48 @@ def _capacity_nb(eastern_link, count_row, area, max_blocks):
 
 
 @njit(cache=True)
+def restrict_retreat_nb(eastern_link, allowed_row, friendly_blocks_row, max_blocks, n_retreating, overflow_to_first,
+                        areas, n_areas_in, out_target):
+    """Keep only the retreat candidates ``areas[:n_areas_in]`` (the ordered output of
+    :func:`retreat_targets_nb`) that ``allowed_row`` allows, in the same order, and assign the
+    ``n_retreating`` blocks to them again: each fills the first remaining candidate with room
+    (``max_blocks`` minus ``friendly_blocks_row``; Eastern Links unlimited), as retreat_targets_nb
+    does. Blocks left without room are ``ENCIRCLED``, or go to the first candidate when
+    ``overflow_to_first`` (a Withdraw, O8: stacking is enforced at the end of the phase).
+
+    The candidates' *paths* are untouched: ``allowed_row`` only says where the blocks may end. It is
+    the round loop's per-side / per-nation mask (G15, G16: an inactive neutral nation's areas, a
+    capital that "cannot be seized", a ``neutral_nation`` ``max_distance`` or a
+    ``front_restriction``). An empty ``allowed_row`` (shape (0,)) allows every area.
+
+    Returns the number of candidates kept (``areas[:k]``).
+    """
+    k = 0
+    for i in range(n_areas_in):
+        a = areas[i]
+        if allowed_row.shape[0] == 0 or allowed_row[a]:
+            areas[k] = a
+            k += 1
+    c = 0
+    room = 0
+    if k > 0:
+        room = _capacity_nb(eastern_link, friendly_blocks_row, areas[0], max_blocks)
+    for r in range(n_retreating):
+        while c < k and room <= 0:
+            c += 1
+            if c < k:
+                room = _capacity_nb(eastern_link, friendly_blocks_row, areas[c], max_blocks)
+        if c < k:
+            out_target[r] = areas[c]
+            room -= 1
+        elif overflow_to_first and k > 0:
+            out_target[r] = areas[0]
+        else:
+            out_target[r] = ENCIRCLED
+    return k
+
+
+@njit(cache=True)
 def overstack_pullback_nb(adj_indptr, adj_indices, eastern_link, enemy_row, depot_dist_row, block_side,
                           block_area, block_status, block_sp, block_prev_area, block_arrival, side,
                           max_blocks, out_dest, out_counts):

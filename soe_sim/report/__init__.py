@@ -456,7 +456,7 @@ def event_sample(scenario, polish: str, soviet: str, seed: int, games: int, prog
     """Replay games ``0 .. games-1`` of ``seed`` (the same games as :func:`soe_sim.simulate`'s first
     rows) with :func:`play_game` and read their event logs.
 
-    Each block's area and SP are replayed from the events (moves, retreats, rail moves, placements,
+    Each block's area and SP are replayed from the events (moves, retreats, advances, rail moves, placements,
     builds, combines, losses, removals), so every battle gets the SP and blocks of both sides in the
     area when it is fought (garrisons are flagged, not counted in the SP). The replay is checked
     against the final position of every game (``meta["replay_mismatches"]`` = blocks whose replayed
@@ -498,7 +498,7 @@ def event_sample(scenario, polish: str, soviet: str, seed: int, games: int, prog
                 if cols["value2"][i] > 0:
                     sp[b] -= cols["value2"][i]
                 area[b] = cols["area2"][i]
-            elif k == EVENT.BLOCK_MOVED or k == EVENT.RAIL:
+            elif k == EVENT.BLOCK_MOVED or k == EVENT.RAIL or k == EVENT.ADVANCE:
                 area[b] = cols["area2"][i]
             elif k == EVENT.BLOCK_PLACED or k == EVENT.REINFORCEMENT_ARRIVED or k == EVENT.BUILD:
                 area[b] = cols["area"][i]

@@ -13,7 +13,14 @@ from numba import njit
 
 from soe_sim.battle import nb as bnb
 from soe_sim.data.enums import ARM, SIDE
-from soe_sim.engine.nb import ENCIRCLED, UNLIMITED, retreat_targets_nb, side_sign_nb, vp_add_nb
+from soe_sim.engine.nb import (
+    ENCIRCLED,
+    UNLIMITED,
+    restrict_retreat_nb,
+    retreat_targets_nb,
+    side_sign_nb,
+    vp_add_nb,
+)
 from soe_sim.engine.state import STATUS
 
 # --- per-battle record (out row of resolve_battle_in_state_nb) --------------------------------
@@ -46,8 +53,9 @@ def find_battles_nb(state, out_areas, out_sizes):
     """Areas where opposing blocks, or blocks and an enemy garrison, end up together (SoE 7.4),
     ordered smallest battle first (engaged blocks of both sides), ties by area index.
 
-    The initiative holder may order battles of equal size (SoE 7.4); this default order is the one
-    used when no policy chooses (reading E-B1 in docs/rules.md).
+    The initiative holder orders battles of equal size (SoE 7.4) and northern battles come first in
+    3–4 player scenarios (10.0): :func:`battle_candidates_nb` gives the round loop the choice (reading
+    E-B1 in docs/rules.md).
 
     Returns
     -------
@@ -77,6 +85,88 @@ def find_battles_nb(state, out_areas, out_sizes):
         out_sizes[j] = size
         k += 1
     return k
+
+
+@njit(cache=True)
+def battle_candidates_nb(map_arrays, north_first, areas, sizes, k, out_areas):
+    """SoE 7.4, 10.0: the battles that may be fought next among the ``k`` found by
+    :func:`find_battles_nb` (``areas`` / ``sizes``, smallest first, ties by area index).
+
+    With ``north_first`` (a 3–4 player scenario, SoE 10.0 "Northern front orders and battles are
+    always placed and executed first") only the battles of the northern-most front that has one
+    count. Among them the smallest; "If multiple battles are of the same scale, the player with
+    initiative on that front determines the order" — when equal battles lie on both fronts (possible
+    only without ``north_first``) the northern ones come first, as the round loop does for every
+    other per-front step (G5). Returns ``(n, front)``: ``out_areas[:n]`` the equal battles in area
+    order and the front whose initiative holder chooses among them (reading E-B1).
+    """
+    if k == 0:
+        return 0, -1
+    f0 = 1 << 30
+    if north_first:
+        for i in range(k):
+            f0 = min(f0, map_arrays.front[areas[i]])
+    smin = -1
+    for i in range(k):
+        if not north_first or map_arrays.front[areas[i]] == f0:
+            smin = sizes[i]
+            break
+    fmin = 1 << 30
+    for i in range(k):
+        if sizes[i] == smin and (not north_first or map_arrays.front[areas[i]] == f0):
+            fmin = min(fmin, map_arrays.front[areas[i]])
+    n = 0
+    for i in range(k):
+        if sizes[i] == smin and map_arrays.front[areas[i]] == fmin:
+            out_areas[n] = areas[i]
+            n += 1
+    return n, fmin
+
+
+@njit(cache=True)
+def legal_advance_nb(state, map_arrays, involved, nation_ok, side, area, max_blocks, out_block):
+    """SoE 7.43 Advancing after a Battle: "the winning attacking player may decide if any blocks that
+    participated in the battle stay in the battle area or return to the area adjacent to the battle
+    they came from. He must keep at least one block in the battle area."
+
+    The blocks of ``side`` (the winning attacker) in ``area`` that fought there (``involved``, the
+    battle's blocks taken before it) and may go back to ``block_prev_area`` now: only while two or
+    more of its blocks stay, into an area with no enemy block or garrison, with room under
+    ``max_blocks`` (Eastern Links unlimited) and allowed by ``nation_ok`` (the round loop's G15/G16
+    mask; shape (0, 0): no restriction). Ascending block index; returns how many (reading E-B6).
+    """
+    nbk = state.block_side.shape[0]
+    staying = 0
+    for b in range(nbk):
+        if state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area and state.block_side[b] == side:
+            staying += 1
+    if staying <= 1:
+        return 0
+    k = 0
+    for b in range(nbk):
+        if (state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != area or state.block_side[b] != side
+                or not involved[b]):
+            continue
+        back = state.block_prev_area[b]
+        if back < 0 or back == area or _enemy_area(state, side, back):
+            continue
+        if not map_arrays.eastern_link[back] and _count_side_in_area(state, side, back) >= max_blocks:
+            continue
+        if nation_ok.shape[0] > 0 and not nation_ok[state.block_nation[b], back]:
+            continue
+        out_block[k] = b
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def apply_advance_nb(state, area, block):
+    """SoE 7.43: ``block`` returns from the battle ``area`` to the area it came from (a row of
+    :func:`legal_advance_nb`); its ``block_prev_area`` becomes the battle area. Returns the area."""
+    back = state.block_prev_area[block]
+    state.block_area[block] = back
+    state.block_prev_area[block] = area
+    return back
 
 
 @njit(cache=True)
@@ -209,6 +299,18 @@ def _enemy_area(state, side, area):
 def resolve_battle_in_state_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw,
                                att_modifier, def_modifier, att_effect, def_effect, max_blocks,
                                vp_encirclement, vp_leader_killed, vp_leader_captured, out):
+    """:func:`resolve_battle_restricted_nb` with no restriction on where a defeated defender may
+    retreat (every area :func:`~soe_sim.engine.nb.retreat_targets_nb` offers)."""
+    resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw,
+                                 att_modifier, def_modifier, att_effect, def_effect, max_blocks,
+                                 vp_encirclement, vp_leader_killed, vp_leader_captured, out,
+                                 np.zeros((0, 0), dtype=np.bool_))
+
+
+@njit(cache=True)
+def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw,
+                                 att_modifier, def_modifier, att_effect, def_effect, max_blocks,
+                                 vp_encirclement, vp_leader_killed, vp_leader_captured, out, nation_ok):
     """Fight the battle in ``area`` and apply every consequence to ``state`` (SoE 7.41–7.44, 6.1, 9.0).
 
     Parameters
@@ -226,13 +328,18 @@ def resolve_battle_in_state_nb(state, map_arrays, combat_rules, area, block_half
     max_blocks : int — stacking limit (SoE 7.33)
     vp_encirclement, vp_leader_killed, vp_leader_captured : int — SoE 7.42, 9.0
     out : (N_B,) int64 — the battle record
+    nation_ok : (n_nations, n_areas) bool — where the blocks of each nation may end a retreat (the
+        round loop's G15/G16 mask: neutral ground, a capital that cannot be seized, ``max_distance``,
+        ``front_restriction``); the defeated defender retreats only into areas every retreating
+        block may enter (7.42 "all blocks together"). Shape (0, 0): no restriction.
 
     The loser retreats (defender: all together towards the shortest clear path to a friendly key
     city, overflowing to the next area; attacker: each block back along its own link), blocks with
     nowhere to go are eliminated permanently with 1 VP each to the opponent (leaders captured: 2).
     Destroyed blocks go to the force pool, destroyed leaders are eliminated (+1 VP). A winning
-    attacker keeps every surviving block in the area (SoE 7.43 default: advance with all; phase-end
-    stacking pulls back any excess, SoE 7.33).
+    attacker keeps every surviving block in the area; sending some back (SoE 7.43) is the round
+    loop's ADVANCE decision (:func:`legal_advance_nb`), and phase-end stacking pulls back any excess
+    (SoE 7.33).
     """
     out[:] = 0
     out[B_AREA] = area
@@ -352,9 +459,17 @@ def resolve_battle_in_state_nb(state, map_arrays, combat_rules, area, block_half
             cand = np.empty(map_arrays.adj_indptr[area + 1] - map_arrays.adj_indptr[area] + 1, dtype=np.int64)
             cand_d = np.empty(cand.shape[0], dtype=np.int64)
             target = np.empty(m, dtype=np.int64)
-            retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, edge_blocked,
-                               map_arrays.eastern_link, goal, enemy_row, friendly_row, defender,
-                               area, max_blocks, m, cand, cand_d, target)
+            kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, edge_blocked,
+                                    map_arrays.eastern_link, goal, enemy_row, friendly_row, defender,
+                                    area, max_blocks, m, cand, cand_d, target)
+            if nation_ok.shape[0] > 0:  # G15, G16: where the retreating blocks may end
+                allowed = np.ones(n_areas, dtype=np.bool_)
+                for r in range(m):
+                    nat = state.block_nation[survivors[r]]
+                    for i in range(n_areas):
+                        allowed[i] = allowed[i] and nation_ok[nat, i]
+                restrict_retreat_nb(map_arrays.eastern_link, allowed, friendly_row, max_blocks, m, False, cand,
+                                    kc, target)
             for r in range(m):
                 b = survivors[r]
                 if target[r] == ENCIRCLED:

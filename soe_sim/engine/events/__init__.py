@@ -39,6 +39,7 @@ from soe_sim.engine.events.nb import (
     COND_WON_KEY_CITY_BATTLE,
     EVENTS_AREA_ROUND,
     FX_ACTIVATE_NATION,
+    FX_AT_AREA,
     FX_BATTLE_CANCEL_ENEMY_BATTLE_CARD,
     FX_BATTLE_CANCEL_FORTIFICATION,
     FX_BATTLE_COMBAT_VALUE,
@@ -91,6 +92,7 @@ EFFECT_CODES: dict[str, int] = {
     "eliminate_nation_block": FX_ELIMINATE_NATION_BLOCK,
     "activate_nation": FX_ACTIVATE_NATION,
     "reinforce": FX_REINFORCE,
+    "at_area": FX_AT_AREA,
     "combat_value": FX_BATTLE_COMBAT_VALUE,
     "enemy_extra_loss": FX_BATTLE_ENEMY_EXTRA_LOSS,
     "own_loss_reduction": FX_BATTLE_OWN_LOSS_REDUCTION,
@@ -119,8 +121,8 @@ class EventTable(NamedTuple):
     int16 (the N of ``won_key_city_battle_min_losses_N``) · ``target_kind`` int8 (``nb.TK_*``: the
     choice the event needs) · ``n_fx`` int8 effects per card · ``fx_code`` int8 (2, n, max_fx)
     (``nb.FX_*``, data order) · ``fx_value`` int32 (2, n, max_fx): the integer, the
-    :class:`~soe_sim.data.enums.Nation` code, or the block's index in the state's universe (``-1``
-    when the block is not in this scenario's universe). Constants: ``hand_limit`` (SoE 6.0),
+    :class:`~soe_sim.data.enums.Nation` code, the block's index in the state's universe (``-1``
+    when the block is not in this scenario's universe) or the area index (``at_area``). Constants: ``hand_limit`` (SoE 6.0),
     ``ini_min``, ``ini_max`` (SoE 6.1), ``max_blocks`` (SoE 7.33).
     """
 
@@ -159,18 +161,23 @@ def _condition_code(text: str, where: str) -> tuple[int, int]:
                                 + ", ".join(list(CONDITION_CODES) + ["won_key_city_battle_min_losses_<N>"]) + ")"))
 
 
-def event_table(state: GameState, roster, rules=None, decks: dict | None = None) -> EventTable:
+def event_table(state: GameState, roster, rules=None, decks: dict | None = None, game_map=None) -> EventTable:
     """Encode both decks' effects for ``state``'s block universe.
 
     ``roster``: :class:`~soe_sim.data.blocks.Roster` (block ids of the universe); ``rules``: a
     :class:`~soe_sim.rules.Rules` (default ``load_rules()``); ``decks``: side slug → DataFrame in the
-    :func:`soe_sim.data.load_cards` format (default: the built-in decks). Unknown effect keys are
-    rejected by the loader; an unknown ``condition`` raises :class:`SoeInputError`.
+    :func:`soe_sim.data.load_cards` format (default: the built-in decks); ``game_map`` (default
+    ``load_map()``): the area ids of ``at_area``. Unknown effect keys are rejected by the loader; an
+    unknown ``condition`` or ``at_area`` area raises :class:`SoeInputError`.
     """
     from soe_sim.data import load_cards
     from soe_sim.rules import load_rules
 
     rules = load_rules() if rules is None else rules
+    if game_map is None:
+        from soe_sim.data import load_map
+
+        game_map = load_map()
     n = int(rules["cards.deck_size"])
     ids = roster.blocks["id"].to_numpy()[state.block_roster]
     pos = {str(b): k for k, b in enumerate(ids)}
@@ -208,6 +215,11 @@ def event_table(state: GameState, roster, rules=None, decks: dict | None = None)
                     v = int(Nation.from_slug(value))
                 elif code == FX_REINFORCE:
                     v = pos.get(str(value), -1)
+                elif code == FX_AT_AREA:
+                    if str(value) not in game_map.area_index:
+                        raise SoeInputError(Problem(f"data/cards/{s.slug}.csv", str(row.id), "effect",
+                                                    f"at_area:{value}", "unknown area"))
+                    v = int(game_map.area_index[str(value)])
                 else:
                     v = int(value)
                 fx_code[s, c, k] = code

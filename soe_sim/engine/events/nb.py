@@ -66,7 +66,8 @@ FX_BATTLE_OWN_LOSS_REDUCTION = 14
 FX_BATTLE_NEGATE_FLANK = 15
 FX_BATTLE_CANCEL_FORTIFICATION = 16
 FX_BATTLE_CANCEL_ENEMY_BATTLE_CARD = 17
-N_FX = 18
+FX_AT_AREA = 18  # at_area:<area> (value: area index): the card's reinforce places only there (EV8)
+N_FX = 19
 
 # --- conditions (table.condition; table.cond_value holds a parameter) -----------------------------
 COND_NONE = 0
@@ -194,6 +195,13 @@ def _sp_target_block_nb(state, side, b):
 
 
 @njit(cache=True)
+def _event_target_block_nb(state, active_nations, side, b):
+    """:func:`_sp_target_block_nb` and of an active nation: the blocks of a neutral nation not yet
+    activated (G15) are out of play, so no event chooses them."""
+    return _sp_target_block_nb(state, side, b) and active_nations[state.block_nation[b]]
+
+
+@njit(cache=True)
 def initiative_step_nb(state, front, side, delta, lo, hi):
     """Move the initiative of ``front`` by ``delta`` points in ``side``'s favour (SoE 6.1): the holder
     gains up to ``hi``; against the other holder a point is taken from him and at ``lo`` the marker is
@@ -280,7 +288,8 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
       initiative on that front (else the loss is 0, EV1); after a Recon only the Recon area.
     * ``reinforce`` (EV8): friendly supply depots (SoE 1.31: in-supply controlled key cities, Soviet
       Eastern Links) of the front without enemy blocks and with room (7.33; Eastern Links unlimited),
-      when the block waits in the Events' Area.
+      when the block waits in the Events' Area; only the ``at_area`` of the card when it has one
+      ("place … in Warsaw").
     * ``eliminate_nation_block`` (Polish card 2 "Eliminate one of those UHA blocks"): enemy blocks of
       that nation on the map — after a Recon, those in the Recon area revealed to the side.
     * ``enemy_sp_loss`` outside a battle reaction (Soviet card 21 "one revealed enemy block loses 1
@@ -304,7 +313,7 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
             if state.initiative_side[f] != side or state.initiative_level[f] * val <= 0:
                 continue
             for b in range(nbk):
-                if state.block_area[b] == a and _sp_target_block_nb(state, side, b):
+                if state.block_area[b] == a and _event_target_block_nb(state, active_nations, side, b):
                     out[k] = a
                     k += 1
                     break
@@ -312,6 +321,10 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
         b = val
         if not in_events_area_nb(state, b) or state.block_side[b] != side:
             return 0
+        only = -1  # EV8: "place … in Warsaw" (at_area) restricts the depots to that area
+        for q in range(table.n_fx[side, c]):
+            if table.fx_code[side, c, q] == FX_AT_AREA:
+                only = table.fx_value[side, c, q]
         blocks = np.zeros((2, n_areas), dtype=np.int32)
         enemy = np.zeros((2, n_areas), dtype=np.bool_)
         src = np.zeros((2, n_areas), dtype=np.int32)
@@ -321,7 +334,7 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
         supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link,
                          map_arrays.supply_source, map_arrays.garrison, state.control, enemy, src, depot)
         for a in range(n_areas):
-            if not depot[side, a] or enemy[side, a]:
+            if not depot[side, a] or enemy[side, a] or (only >= 0 and a != only):
                 continue
             if side == SIDE.POLISH and map_arrays.eastern_link[a]:
                 continue
@@ -335,7 +348,7 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
         for b in range(nbk):
             if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != 1 - side:
                 continue
-            if state.block_nation[b] != val:
+            if state.block_nation[b] != val or not active_nations[val]:
                 continue
             a = state.block_area[b]
             if recon and (a != ctx[X_AREA] or not orders.seen[side, b]):
@@ -348,7 +361,7 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
         if _effect_choice_kind_nb(table, side, card, code) != TK_BLOCK:
             return 0
         for b in range(nbk):
-            if not _sp_target_block_nb(state, side, b):
+            if not _event_target_block_nb(state, active_nations, side, b):
                 continue
             a = state.block_area[b]
             if recon and (a != ctx[X_AREA] or not orders.seen[side, b]):
@@ -501,7 +514,7 @@ def apply_event_nb(state, cards, orders, map_arrays, table, active_nations, side
             lvl = np.int64(state.initiative_level[f]) if state.initiative_side[f] == side else 0
             mask = np.zeros(nbk, dtype=np.bool_)
             for b in range(nbk):
-                if state.block_area[b] == t and _sp_target_block_nb(state, side, b):
+                if state.block_area[b] == t and _event_target_block_nb(state, active_nations, side, b):
                     mask[b] = True
             _losses_strongest_first_nb(state, mask, lvl * val, out)
             out[EO_AREA] = t

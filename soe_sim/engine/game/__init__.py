@@ -146,8 +146,6 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
     """The kernel-ready :class:`GameConfig` of a scenario (victory, objectives, special rules, caps,
     the card-event table and the leader table of ``state``'s block universe; ``roster`` defaults to
     ``load_blocks()``)."""
-    from types import SimpleNamespace
-
     from soe_sim.engine.events import event_table
     from soe_sim.engine.leaders import leader_table
     from soe_sim.engine.reinforce import nation_rules
@@ -189,9 +187,9 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
                 ac.append((ri, s, int(t["round"]), ph, int(t.get("min_modifier", 0))))
     ac = np.array(ac, dtype=np.int64).reshape(-1, 5)
     active, area_ok = nation_rules(game_map, scenario)
-    # G15: where a neutral nation's blocks may move (its rule's max_distance from max_distance_from)
-    _, move_ok = nation_rules(game_map, SimpleNamespace(
-        special_rules=[r for r in scenario.special_rules if r.get("kind") == "neutral_nation"]))
+    # G15, G16: where a nation's blocks may move, retreat or withdraw: a neutral nation's max_distance
+    # from max_distance_from, a front_restriction's front (the same areas as for building, RF6)
+    move_ok = area_ok.copy()
     intern = internment_config(rules, game_map)
     closed = intern.pop("closed_to")
     if closed is not None:  # EatS II.3 "Polish units can't cross the German border" (V11): move / rail rows
@@ -219,8 +217,9 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
         vp_leader_killed=int(rules["vp.leader_destroyed"]), vp_leader_captured=int(rules["vp.leader_captured"]),
         max_steps=int(max_steps), max_phase_steps=int(max_phase_steps), max_phases=int(max_phases),
         check_invariants=bool(check_invariants),
-        nation_move_ok=move_ok, **intern, etable=event_table(state, roster, rules),
+        nation_move_ok=move_ok, **intern, etable=event_table(state, roster, rules, game_map=game_map),
         leaders=leader_table(state, roster, rules, scenario),  # SoE 9.0 (rule leaders.abilities)
+        klintsy=int(ai.get("klintsy", -1)),
     )
 
 

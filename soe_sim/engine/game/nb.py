@@ -41,9 +41,12 @@ from soe_sim.engine.battles.nb import (
     B_WINNER,
     N_B,
     battle_inputs_nb,
+    apply_advance_nb,
+    battle_candidates_nb,
     defender_side_nb,
     find_battles_nb,
-    resolve_battle_in_state_nb,
+    legal_advance_nb,
+    resolve_battle_restricted_nb,
 )
 from soe_sim.engine.cards.nb import (
     DISCARD,
@@ -94,6 +97,7 @@ from soe_sim.engine.reinforce.nb import (
     legal_builds_nb,
     legal_combines_nb,
     legal_strengthen_nb,
+    nearest_leader_front_nb,
     replace_garrisons_nb,
     strategic_cubes_nb,
 )
@@ -166,6 +170,10 @@ class _EventC(NamedTuple):
     #                         value = order type (orders.nb; Stalin REORGANIZE), value2 = window (leaders.nb LW_*)
     LEADER_LOST: int = 47  # side = the leader's side, area, block = leader, value = 1 killed / 2 captured (SoE 9.0),
     #                        value2 = cause (BATTLE, ORDERS: destroyed by a Withdraw's SP loss)
+    BATTLE_CHOSEN: int = 48  # side = chooser (initiative holder), area, value = size, value2 = battles tied (7.4)
+    ADVANCE: int = 49  # side, block, area = battle area, area2 = area it went back to (SoE 7.43)
+    ORDER_CHOSEN: int = 50  # side, area, value = order type, value2 = order id: executed next (7.3, G8)
+    RIVALRY: int = 51  # side, area = Klintsy, value = front whose commander gets its cubes (SoE 10.2)
 
 
 EVENT = _EventC()
@@ -287,15 +295,17 @@ class GameConfig(NamedTuple):
     each game plays on its own copy, which an ``activate_nation`` event changes) and
     ``nation_area_ok`` (n_nations, n_areas) bool (reinforce.nation_rules); ``nation_move_ok``
     (n_nations, n_areas) bool: where a nation's blocks may move (``neutral_nation`` ``max_distance``,
-    G15); ``kaunas`` area or -1. ``etable``: the :class:`~soe_sim.engine.events.EventTable` of the
-    scenario's block universe (card events, G3).
+    G15, G16: ``neutral_nation`` ``max_distance`` and ``front_restriction``); ``kaunas`` area or -1.
+    ``etable``: the :class:`~soe_sim.engine.events.EventTable` of the scenario's block universe
+    (card events, G3). ``klintsy``: the Klintsy area or -1 (SoE 10.2 rivalry in 3–4 player
+    scenarios, ``two_front``).
 
     Internment (ruleset ``[internment]``, EatS II.3 Germany, reading V11): ``intern_area`` (n_areas,)
     bool the territory whose entry interns ``intern_side``'s blocks (all False: no internment),
     ``intern_sp_loss``, ``intern_return`` / ``intern_delay`` int64 (k,) the return towns in order
-    and the operation phases after which an interned block comes back there.    ``leaders``: int64 (n_blocks, ``leaders.nb.N_LT``) the
-    leader table (SoE 9.0 abilities, range, front; every ability ``NO_ABILITY`` when the rule
-    ``leaders.abilities`` is off; :func:`soe_sim.engine.leaders.leader_table`).
+    and the operation phases after which an interned block comes back there. ``leaders``: int64
+    (n_blocks, ``leaders.nb.N_LT``) the leader table (SoE 9.0 abilities, range, front; every ability
+    ``NO_ABILITY`` when the rule ``leaders.abilities`` is off; :func:`soe_sim.engine.leaders.leader_table`).
     """
 
     imm_kind: np.ndarray
@@ -333,6 +343,7 @@ class GameConfig(NamedTuple):
     intern_delay: np.ndarray
     etable: object  # soe_sim.engine.events.EventTable
     leaders: np.ndarray  # SoE 9.0 leader table (soe_sim.engine.leaders.leader_table)
+    klintsy: int
     log_detail: bool = False  # also log the detail events (BATTLE_PREP, BATTLE_DECK, POSITION, AREA_STATE)
 
 
@@ -341,8 +352,11 @@ class EventWork(NamedTuple):
     game's own ``active_nations`` (copy of ``cfg.nation_active``: ``cfg`` is shared by the games of a
     batch), the window context ``ctx`` (events.nb ``N_X``), ``involved`` (the blocks of the battle of
     an after-battle window), ``targets`` (event choices), ``rcards`` (playable reaction cards),
-    ``eo`` (events.nb ``N_EO``), ``hidden`` (inactive blocks hidden during order placement) and the
-    loop's snapshot / elimination arrays (the same arrays as the loop's own)."""
+    ``eo`` (events.nb ``N_EO``), ``hidden`` (inactive blocks hidden during order placement), the
+    loop's snapshot / elimination arrays (the same arrays as the loop's own) and the phase's access
+    masks (:func:`update_access_nb`): ``closed`` (2, n_areas) — areas a side's blocks may not enter
+    (G15, G16) — and ``nation_ok`` (n_nations, n_areas) — where each nation's blocks may end a move
+    or retreat."""
 
     active: np.ndarray
     ctx: np.ndarray
@@ -357,6 +371,8 @@ class EventWork(NamedTuple):
     snap_garrison: np.ndarray
     elim_ever: np.ndarray
     destroyed_ever: np.ndarray
+    closed: np.ndarray
+    nation_ok: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------------
@@ -517,7 +533,8 @@ def new_event_work_nb(cfg, nbk, n_areas, n_cards, snap_status, snap_area, snap_s
     return EventWork(cfg.nation_active.copy(), np.zeros(evnb.N_X, dtype=np.int64), np.zeros(nbk, dtype=np.bool_),
                      np.zeros(max(n_areas, nbk), dtype=np.int64), np.zeros(n_cards, dtype=np.int64),
                      np.zeros(evnb.N_EO, dtype=np.int64), np.zeros(nbk, dtype=np.bool_), snap_status, snap_area,
-                     snap_sp, snap_garrison, elim_ever, destroyed_ever)
+                     snap_sp, snap_garrison, elim_ever, destroyed_ever, np.zeros((2, n_areas), dtype=np.bool_),
+                     cfg.nation_move_ok.copy())
 
 
 @njit(cache=True)
@@ -619,6 +636,17 @@ def hide_inactive_nb(state, active, side, hidden):
 
 
 @njit(cache=True)
+def hide_all_inactive_nb(state, active, hidden):
+    """G15: take every inactive-nation block off the map (both sides) while presence, depots and
+    supply are computed: out of play, it neither is supplied nor cuts the other side's clear paths
+    (1.31, E1); :func:`unhide_nb` puts them back."""
+    for b in range(state.block_side.shape[0]):
+        hidden[b] = state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]
+        if hidden[b]:
+            state.block_status[b] = STATUS.SCHEDULED
+
+
+@njit(cache=True)
 def unhide_nb(state, hidden):
     for b in range(state.block_side.shape[0]):
         if hidden[b]:
@@ -627,14 +655,71 @@ def unhide_nb(state, hidden):
 
 
 @njit(cache=True)
+def update_access_nb(state, cfg, ew):
+    """G15, G16: the phase's access masks in ``ew`` (call after the card play: card 23 activates at
+    once).
+
+    ``ew.closed[s, a]``: side ``s``'s blocks may not end a move, retreat, withdrawal or pull-back in
+    ``a`` — an area holding blocks of a nation not yet active (neutral ground: nobody attacks the
+    neutral army, nobody stands beside it), and, in a scenario that keeps Lithuania neutral, Kaunas
+    ("cannot be seized by either side"): closed to the Poles always, to the Soviets until Lithuania
+    joins them. ``ew.nation_ok[nat, a]``: ``cfg.nation_move_ok`` (``max_distance``,
+    ``front_restriction``) and not closed to the nation's side."""
+    n_areas = state.control.shape[0]
+    closed = ew.closed
+    closed[:, :] = False
+    if cfg.kaunas >= 0 and not cfg.nation_active[LITHUANIAN]:
+        closed[SIDE.POLISH, cfg.kaunas] = True
+        if not ew.active[LITHUANIAN]:
+            closed[SIDE.SOVIET, cfg.kaunas] = True
+    n_nat = ew.nation_ok.shape[0]
+    nation_side = np.full(n_nat, -1, dtype=np.int64)
+    for b in range(state.block_side.shape[0]):
+        nat = state.block_nation[b]
+        nation_side[nat] = state.block_side[b]
+        a = state.block_area[b]
+        if state.block_status[b] == STATUS.ON_MAP and a >= 0 and not ew.active[nat]:
+            closed[0, a] = True
+            closed[1, a] = True
+    for nat in range(n_nat):
+        s = nation_side[nat]
+        for a in range(n_areas):
+            ew.nation_ok[nat, a] = cfg.nation_move_ok[nat, a] and (s < 0 or not closed[s, a])
+
+
+@njit(cache=True)
+def filter_orders_nb(closed_row, n, otype, oarea):
+    """G15, G16: drop the Move To / Forced March To rows of ``legal_orders_nb`` aimed at an area the
+    side's blocks may not enter (``closed_row``: no block could execute them, O2). Returns the new
+    row count."""
+    j = 0
+    for i in range(n):
+        a = oarea[i]
+        t = otype[i]
+        if a >= 0 and closed_row[a] and (t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO):
+            continue
+        otype[j] = t
+        oarea[j] = a
+        j += 1
+    return j
+
+
+@njit(cache=True)
 def filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail):
     """G15: drop the move / rail rows that take a block where its nation may not go
-    (``cfg.nation_move_ok``: a ``neutral_nation``'s ``max_distance`` from its capital). Returns the
-    new row count."""
+    (``cfg.nation_move_ok``: a ``neutral_nation``'s ``max_distance`` from its capital, a
+    ``front_restriction``). Returns the new row count."""
+    return filter_moves_ok_nb(state, cfg.nation_move_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail)
+
+
+@njit(cache=True)
+def filter_moves_ok_nb(state, nation_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail):
+    """G15, G16: drop the move / rail rows whose destination ``nation_ok`` forbids to the block's
+    nation (the loop passes ``EventWork.nation_ok``). Returns the new row count."""
     j = 0
     for i in range(n):
         b = mv_block[i]
-        if cfg.nation_move_ok[state.block_nation[b], mv_dest[i]]:
+        if nation_ok[state.block_nation[b], mv_dest[i]]:
             mv_block[j] = mv_block[i]
             mv_dest[j] = mv_dest[i]
             if not rail:
@@ -740,19 +825,26 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
 
 @njit(cache=True)
 def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders):
-    """SoE 7.1: per front (north first, SoE 10.0), the non-initiative side then the initiative side
-    play at most one card: orders (7.11, ``extra_orders[side, front]``), cubes (7.12), a historical
-    event (7.13) or pass. An event is offered only when ``events.nb.event_usable_nb`` says it would
-    do something on this front (EV2); it is resolved at once, its target an EVENT_TARGET decision
-    (G3)."""
+    """SoE 7.1: per front (north first, SoE 10.0), each side plays at most one card: orders (7.11,
+    ``extra_orders[side, front]``), cubes (7.12), a historical event (7.13) or pass.
+
+    The choice is face down and simultaneous (7.1 items 1–4): the non-initiative side chooses, then
+    the initiative side chooses *before anything is revealed* — its options and features are
+    computed on the position as it was, and the first card is still in the first side's hand — then
+    the non-initiative card is revealed and resolved, then the initiative card (G3). An event is
+    offered only when ``events.nb.event_usable_nb`` says it would do something on this front (EV2);
+    its target is an EVENT_TARGET decision at its reveal. An event that the other card's event has
+    left with nothing to act on fizzles (the card is still played)."""
     n_cards = cs.location.shape[1]
     size = 1 + 3 * n_cards
     cards = np.empty(size, dtype=np.int64)
     uses = np.empty(size, dtype=np.int64)
+    chosen_card = np.zeros(2, dtype=np.int64)
+    chosen_use = np.zeros(2, dtype=np.int64)
     for f in range(cfg.card_fronts):
         ini = state.initiative_side[f]
         first = 1 - ini if ini >= 0 else SIDE.POLISH
-        for k in range(2):
+        for k in range(2):  # 7.1 items 1, 2: both choose face down
             s = first if k == 0 else 1 - first
             n = legal_card_plays_nb(cs, s, f, cards, uses)
             j = 0
@@ -769,10 +861,14 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
                 pnb.fill_card_play_event_features_nb(state, cs, orders, policies, cfg.etable, s, f, cards, uses, n,
                                                      feat)
             c = decide_nb(policies, s, DECISION.CARD_PLAY, n, feat, rng_policy, ctr, cfg)
-            extra, ev = apply_card_play_nb(cs, s, cards[c], uses[c], state.cubes)
+            chosen_card[s] = cards[c]
+            chosen_use[s] = uses[c]
+        for k in range(2):  # 7.1 items 3, 4: the non-initiative card is revealed first
+            s = first if k == 0 else 1 - first
+            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes)
             extra_orders[s, f] += extra
-            if cards[c] != NO_CARD:
-                log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, cards[c], uses[c])
+            if chosen_card[s] != NO_CARD:
+                log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, chosen_card[s], chosen_use[s])
             if ev != NO_CARD:
                 evnb.card_play_context_nb(ew.ctx, f)
                 ew.involved[:] = False
@@ -812,7 +908,8 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
     """SoE 7.2: per front (north first, 10.0/10.1), the sides alternate placing one order at a time,
     the initiative holder choosing who starts, until each passes (the ``NO_ORDER`` row) or has none
     left; a side may place ``base_orders_per_front`` + its card's orders (7.11). The blocks of an
-    inactive nation are hidden while a side's rows are listed (G15)."""
+    inactive nation are hidden while a side's rows are listed (G15), and no Move To / Forced March
+    To goes to an area closed to the side (G15, G16)."""
     for f in range(cfg.card_fronts):
         s = _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, f, log, 0)
         done0 = False
@@ -827,6 +924,7 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
             hide_inactive_nb(state, ew.active, s, ew.hidden)
             n = onb.legal_orders_nb(state, orders, m, orules, s, f, allowed, otype, oarea)
             unhide_nb(state, ew.hidden)
+            n = filter_orders_nb(ew.closed[s], n, otype, oarea)  # G15, G16
             placed = False
             if n > 0:
                 feat = feat_buffer_nb(policies, s, n)
@@ -879,7 +977,7 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             else:
                 n = onb.legal_moves_nb(state, orders, m, orules, o, mv_block, mv_dest, mv_via, mv_detach)
             n = min(n, mv_block.shape[0])
-            n = filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail)  # G15
+            n = filter_moves_ok_nb(state, ew.nation_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail)  # G15, G16
             if n == 0:
                 break
             must = onb.min_moves_required_nb(state, orders, m, orules, o) > 0
@@ -915,12 +1013,21 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
         ew.involved[:] = False
         reaction_loop_nb(state, cs, orders, m, cfg, ew, s, policies, rng_chance, rng_policy, log, ctr)
     elif t == onb.WITHDRAW:
+        # SoE 7.2 "lose 1SP from any one block": the player's choice (O8, WITHDRAW_LOSS)
+        loss_rows = np.empty(state.block_side.shape[0], dtype=np.int64)
+        nl = onb.withdraw_loss_options_nb(state, orders, m, orules, o, loss_rows)
+        loss_block = -1
+        if nl > 0:
+            feat = feat_buffer_nb(policies, s, nl)
+            if feat.shape[0] > 0:
+                pnb.fill_withdraw_loss_features_nb(state, loss_rows, nl, feat)
+            loss_block = loss_rows[decide_nb(policies, s, DECISION.WITHDRAW_LOSS, nl, feat, rng_policy, ctr, cfg)]
         snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
         vp0 = state.vp[0]
-        mode = onb.execute_withdraw_nb(state, orders, m, orules, o, wd_dest, info)
+        mode = onb.execute_withdraw_choice_nb(state, orders, m, orules, o, wd_dest, info, loss_block, ew.nation_ok)
         if mode != onb.WD_NONE:
             wd_mode[a] = mode
-        log_event_nb(log, ctr, state, EVENT.WITHDRAW, s, a, -1, -1, mode, info[onb.WI_MOVED])
+        log_event_nb(log, ctr, state, EVENT.WITHDRAW, s, a, -1, info[onb.WI_LOSS_BLOCK], mode, info[onb.WI_MOVED])
         log_diff_nb(state, log, ctr, CAUSE.ORDERS, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                     destroyed_ever)
         lb = info[onb.WI_LOSS_BLOCK]
@@ -954,7 +1061,9 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
     """SoE 7.3: one order group (0 forced marches, 1 Recon, 2 moves, 3 Withdraw, 4 Reorganize, 5 Rail
     Transport; ``orders.EXECUTION_GROUPS``): per front (north first), the initiative holder chooses
     which side executes first (EatS: the holder executes first, V2); each side executes its orders
-    of the group in placement order (G8)."""
+    of the group "in any order" (G8): in the movement groups (forced marches, moves) an EXEC_ORDER
+    decision picks the next order whenever two or more are pending, in the other groups the orders
+    cannot interact and go in placement order."""
     for f in range(cfg.card_fronts):
         any_order = False
         for o in range(orders.n_orders[0]):
@@ -964,12 +1073,29 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
         if not any_order:
             continue
         first = _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, f, log, group + 1)
+        n_o = orders.n_orders[0]
+        pending = np.empty(max(n_o, 1), dtype=np.int64)
+        done = np.zeros(max(n_o, 1), dtype=np.bool_)
         for k in range(2):
             s = first if k == 0 else 1 - first
-            for o in range(orders.n_orders[0]):
-                if (orders.order_side[o] != s or orders.order_front[o] != f or orders.order_status[o] != onb.PLACED
-                        or not _is_group_nb(orders.order_type[o], group)):
-                    continue
+            for _it in range(n_o + 1):
+                n = 0
+                for o in range(n_o):
+                    if (orders.order_side[o] == s and orders.order_front[o] == f and not done[o]
+                            and orders.order_status[o] == onb.PLACED and _is_group_nb(orders.order_type[o], group)):
+                        pending[n] = o
+                        n += 1
+                if n == 0:
+                    break
+                o = pending[0]
+                if n > 1 and (group == 0 or group == 2):  # G8: which order next
+                    feat = feat_buffer_nb(policies, s, n)
+                    if feat.shape[0] > 0:
+                        pnb.fill_exec_order_features_nb(state, orders, m, orules, policies, s, pending, n, feat)
+                    o = pending[decide_nb(policies, s, DECISION.EXEC_ORDER, n, feat, rng_policy, ctr, cfg)]
+                    log_event_nb(log, ctr, state, EVENT.ORDER_CHOSEN, s, orders.order_area[o], -1, -1,
+                                 orders.order_type[o], o)
+                done[o] = True
                 _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o,
                                   mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
                                   snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
@@ -1214,16 +1340,42 @@ def rail_moved_sp_nb(state, orders, side, area):
 
 
 @njit(cache=True)
+def advance_nb(state, orders, m, er, cfg, ew, side, area, policies, rng_policy, log, ctr, blocks):
+    """SoE 7.43 (E-B6): the winning attacker ``side`` sends blocks that fought in ``area`` back to
+    the areas they came from, one ADVANCE decision at a time (option 0: stop, every remaining block
+    stays), while at least two of its blocks stay (battles ``legal_advance_nb``). Each return is
+    logged as ``ADVANCE``."""
+    for _it in range(state.block_side.shape[0]):
+        k = legal_advance_nb(state, m, ew.involved, ew.nation_ok, side, area, er.max_blocks, blocks)
+        if k == 0:
+            return
+        feat = feat_buffer_nb(policies, side, k + 1)
+        if feat.shape[0] > 0:
+            pnb.fill_advance_features_nb(state, orders, m, policies, side, area, blocks, k + 1, feat)
+        j = decide_nb(policies, side, DECISION.ADVANCE, k + 1, feat, rng_policy, ctr, cfg)
+        if j == 0 or ctr[C_ABORT] != ABORT.NONE:
+            return
+        b = blocks[j - 1]
+        back = apply_advance_nb(state, area, b)
+        log_event_nb(log, ctr, state, EVENT.ADVANCE, side, area, back, b, 0, 0)
+
+
+@njit(cache=True)
 def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr, block_half,
                wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
-    """SoE 7.4: fight every battle, smallest first (ties by area index, battles reading E-B1), each
-    with the Reorganize designation (7.2), its card decisions (7.41.1–2), the defender's Defend Area
-    and Withdraw orders (7.2), half strength (forced march, reorganizing), losses, retreats, great
-    victory and initiative (battles module); then the attacker's and the defender's reaction cards
-    (7.1 item 6, EV10), and only then the battle's cards leave play."""
+    """SoE 7.4: fight every battle, smallest first — in 3–4 player scenarios the northern front's
+    first (10.0) — the initiative holder of the front choosing among equal-size battles (decision
+    BATTLE_ORDER, reading E-B1), each with the Reorganize designation (7.2), its card decisions
+    (7.41.1–2), the defender's Defend Area and Withdraw orders (7.2), half strength (forced march,
+    reorganizing), losses, retreats (only into areas ``ew.nation_ok`` allows, G15/G16), great victory
+    and initiative (battles module); a winning attacker may send blocks back (7.43, decisions
+    ADVANCE); then the attacker's and the defender's reaction cards (7.1 item 6, EV10), and only then
+    the battle's cards leave play."""
     n_areas = state.control.shape[0]
     areas = np.empty(n_areas, dtype=np.int64)
     sizes = np.empty(n_areas, dtype=np.int64)
+    tied = np.empty(n_areas, dtype=np.int64)
+    adv = np.empty(state.block_side.shape[0], dtype=np.int64)
     att_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     def_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     rec = np.zeros(N_B, dtype=np.int64)
@@ -1231,7 +1383,20 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         k = find_battles_nb(state, areas, sizes)
         if k == 0:
             return
-        area = areas[0]
+        n_tied, tied_front = battle_candidates_nb(m, cfg.two_front, areas, sizes, k, tied)
+        area = tied[0]
+        chooser = state.initiative_side[tied_front]
+        if n_tied > 1 and chooser >= 0:  # SoE 7.4: "the player with initiative on that front determines"
+            size = sizes[0]
+            for i in range(k):
+                if areas[i] == area:
+                    size = sizes[i]
+            feat = feat_buffer_nb(policies, chooser, n_tied)
+            if feat.shape[0] > 0:
+                szs = np.full(n_tied, size, dtype=np.int64)
+                pnb.fill_battle_order_features_nb(state, orders, m, policies, chooser, tied, szs, n_tied, feat)
+            area = tied[decide_nb(policies, chooser, DECISION.BATTLE_ORDER, n_tied, feat, rng_policy, ctr, cfg)]
+            log_event_nb(log, ctr, state, EVENT.BATTLE_CHOSEN, chooser, area, -1, -1, size, n_tied)
         defender = defender_side_nb(state, area)
         if defender < 0:
             defender = state.garrison_side[area]
@@ -1265,9 +1430,9 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         ini_lvl0 = state.initiative_level[front]
         vp0 = state.vp[0]
         evnb.battle_blocks_nb(state, area, ew.involved)  # EV5: the battle's blocks, before it is resolved
-        resolve_battle_in_state_nb(state, m, cr, area, block_half, defend, withdraw, att_mod, def_mod,
-                                   att_eff, def_eff, er.max_blocks, er.vp_encirclement, cfg.vp_leader_killed,
-                                   cfg.vp_leader_captured, rec)
+        resolve_battle_restricted_nb(state, m, cr, area, block_half, defend, withdraw, att_mod, def_mod,
+                                     att_eff, def_eff, er.max_blocks, er.vp_encirclement, cfg.vp_leader_killed,
+                                     cfg.vp_leader_captured, rec, ew.nation_ok)
         log_event_nb(log, ctr, state, EVENT.BATTLE, attacker, area, -1, -1, rec[B_WINNER], rec[B_FOUGHT])
         log_event_nb(log, ctr, state, EVENT.BATTLE_LOSSES, attacker, area, -1, rec[B_GREAT_VICTORY],
                      rec[B_ATT_LOSSES], rec[B_DEF_LOSSES])
@@ -1277,6 +1442,8 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
             log_event_nb(log, ctr, state, EVENT.INITIATIVE, state.initiative_side[front], front, -1, -1,
                          state.initiative_level[front], ini_side0)
         log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, snap_area)
+        if rec[B_FOUGHT] == 1 and rec[B_WINNER] == attacker:  # SoE 7.43
+            advance_nb(state, orders, m, er, cfg, ew, attacker, area, policies, rng_policy, log, ctr, adv)
         evnb.battle_context_nb(ew.ctx, m, rec)  # EV10, EV11
         reaction_loop_nb(state, cs, orders, m, cfg, ew, attacker, policies, rng_chance, rng_policy, log, ctr)
         reaction_loop_nb(state, cs, orders, m, cfg, ew, defender, policies, rng_chance, rng_policy, log, ctr)
@@ -1303,7 +1470,7 @@ def _award_vp_nb(state, log, ctr, v, side, amount, cause, area, block):
 
 @njit(cache=True)
 def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, snap_area):
-    """The VP of the battle just resolved in ``area``, by sub-cause (G14, G16), and its leaders lost
+    """The VP of the battle just resolved in ``area``, by sub-cause (G14, G19), and its leaders lost
     (SoE 9.0, ``LEADER_LOST``): the resolver's awards are replayed in its order from the track before
     the battle (``vp0``): leaders killed (the attacker's blocks, then the defender's; each leader's
     enemy gains ``vp.leader_destroyed``), the great victory (7.44), then the loser's blocks eliminated
@@ -1363,17 +1530,20 @@ def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, 
 
 @njit(cache=True)
 def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-              snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, active):
+              snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, active, hidden):
     """SoE 7.7, 7.71: supply of every block; out-of-supply losses, eliminations (VP) and garrisons.
 
     Blocks of a nation that is not (yet) active (``neutral_nation``, e.g. Lithuania before card 23)
-    are out of play and never lose SP to supply (E14, G15)."""
+    are out of play: they never lose SP to supply and do not cut the other side's supply paths
+    (E14, G15; ``hidden`` is scratch)."""
+    hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
                      enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
                     state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
                     depot_dist, state.block_in_supply)
+    unhide_nb(state, hidden)
     for b in range(state.block_side.shape[0]):
         if state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]:
             state.block_in_supply[b] = True
@@ -1389,10 +1559,11 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
 
 @njit(cache=True)
 def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-                snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
+                snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, closed):
     """SoE 7.33: pull back the latest arrivals of every overstacked area (Eastern Links exempt), the
     Poles first, then the Soviets (G9); enemy areas and depot distances are recomputed before each
-    side so that no block is pulled back into an area the other side has just entered."""
+    side so that no block is pulled back into an area the other side has just entered, and the areas
+    ``closed`` to the side (2, n_areas; G15, G16) count as enemy areas for the pull-back."""
     nbk = state.block_side.shape[0]
     dest = np.empty(nbk, dtype=np.int64)
     cnt = np.zeros(2, dtype=np.int64)
@@ -1406,6 +1577,8 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
         block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side,
                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                         er.cavalry_supply_range, depot_dist, insup)
+        for i in range(closed.shape[1]):
+            enemy[s, i] = enemy[s, i] or closed[s, i]
         overstack_pullback_nb(m.adj_indptr, m.adj_indices, m.eastern_link, enemy[s], depot_dist[s],
                               state.block_side, state.block_area, state.block_status, state.block_sp,
                               state.block_prev_area, state.block_arrival, s, er.max_blocks, dest, cnt)
@@ -1581,18 +1754,23 @@ def home_builds_only_nb(state, m, side, bmask):
 def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_policy, log, ctr, blocks, enemy, src,
                            depot, depot_dist):
     """SoE 8.0: garrisons (8.1), then per side (Poles first, G6) combines (8.2), then strengthening
-    and building (8.3, 8.31, 8.4) from each strategic city's cubes (8.5, city index order) and then
-    from the saved cubes, one decision per cube spent until the side passes. ``active``: the game's
+    and building (8.3, 8.31, 8.4) from each strategic city's cubes (8.5, city index order; Klintsy's
+    on the front of the Soviet leader nearest to it in 3–4 player scenarios, 10.2) and then from the
+    saved cubes, one decision per cube spent until the side passes. ``active``: the game's
     ``active_nations`` (an ``activate_nation`` event makes a neutral nation's blocks eligible and
-    opens the Kaunas cubes, EV7)."""
+    opens the Kaunas cubes, EV7). The phase's snapshot (RF4) leaves the inactive blocks out: they
+    neither cut supply paths nor make a front line (G15)."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
+    hidden = np.zeros(nbk, dtype=np.bool_)
+    hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
                      enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
                     state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
                     depot_dist, state.block_in_supply)
+    unhide_nb(state, hidden)
     front_line = np.zeros((2, n_areas), dtype=np.bool_)
     front_line_nb(m.adj_indptr, m.adj_indices, enemy, state.control, front_line)
     # 8.1 garrisons ("may": one decision per eligible city)
@@ -1664,6 +1842,11 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                     pool[q] = strat[pi, q]
                 p_area = pi
                 p_front = m.front[pi]
+                if cfg.two_front and pi == cfg.klintsy:  # SoE 10.2: the nearest Soviet leader's front (RF12)
+                    p_front = nearest_leader_front_nb(m.adj_indptr, m.adj_indices, m.front, pi, SIDE.SOVIET,
+                                                      state.block_side, state.block_arm, state.block_area,
+                                                      state.block_status, p_front)
+                    log_event_nb(log, ctr, state, EVENT.RIVALRY, s, pi, -1, -1, p_front, 0)
                 p_nation = LITHUANIAN if pi == cfg.kaunas else -1  # Kaunas: Lithuanian blocks only (8.5)
             else:
                 for q in range(3):
@@ -1982,6 +2165,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot)
             card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders)
             freeze_inactive_nb(state, orders, ew.active)  # G15 (after card play: card 23 activates at once)
+            update_access_nb(state, cfg, ew)  # G15, G16: neutral ground, Kaunas, max_distance, fronts
             place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype,
                             oarea)
             for gi in range(orules.execute_before_battles.shape[0]):
@@ -2015,9 +2199,10 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                       destroyed_ever)  # EatS II.3 Germany (V11; nothing without [internment])
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-                      snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active)
+                      snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active,
+                      ew.hidden)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-                        snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever)
+                        snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.closed)
             intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                       destroyed_ever)  # a block pulled back into the territory (7.33)
             if er.garrisons_in_supply_phase:  # EatS II.4.2 (V6)
@@ -2129,7 +2314,7 @@ def with_etable_nb(cfg, etable):
                       cfg.two_front, cfg.card_fronts, cfg.vp_leader_killed, cfg.vp_leader_captured, cfg.max_steps,
                       cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok,
                       cfg.intern_area, cfg.intern_side, cfg.intern_sp_loss, cfg.intern_return, cfg.intern_delay,
-                      etable, cfg.leaders, cfg.log_detail)
+                      etable, cfg.leaders, cfg.klintsy, cfg.log_detail)
 
 
 @njit(cache=True, parallel=True)

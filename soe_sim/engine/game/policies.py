@@ -31,7 +31,8 @@ import numpy as np
 from numba import njit
 
 from soe_sim.battle import nb as bnb
-from soe_sim.data.enums import EVENT_KIND
+from soe_sim.data.enums import ARM, EVENT_KIND
+from soe_sim.engine.battles.nb import defender_side_nb
 from soe_sim.engine.cards.nb import (
     DISCARD,
     DRAW_PILE,
@@ -66,10 +67,10 @@ class _DecisionC(NamedTuple):
     ORDER: int = 3  # SoE 7.2: place an order marker
     EXEC_FIRST: int = 4  # SoE 6.1, 7.3: who executes an order type first
     MOVE: int = 5  # SoE 7.31: one move of an order's execution
-    BATTLE_ORDER: int = 6  # SoE 7.4: order of battles of equal size (not a decision yet: E-B1)
+    BATTLE_ORDER: int = 6  # SoE 7.4, 10.0: the initiative holder picks the next of equal-size battles (E-B1)
     BATTLE_CARD: int = 7  # SoE 7.41.1: play a battle card (or none)
     COMBAT_CARD: int = 8  # SoE 7.41.2: blind draw or a hand card
-    ADVANCE: int = 9  # SoE 7.43 (not a decision yet: the winner advances with every block)
+    ADVANCE: int = 9  # SoE 7.43: the winning attacker sends one block back (or stops: the rest stay)
     REORGANIZE: int = 10  # SoE 7.5
     RAIL: int = 11  # SoE 7.6
     GARRISON: int = 12  # SoE 8.1: place a free garrison (0) or not (1)
@@ -77,7 +78,9 @@ class _DecisionC(NamedTuple):
     REINFORCE: int = 14  # SoE 8.3, 8.4: pass, strengthen one block or build one block
     EVENT_TARGET: int = 15  # SoE 7.13, 7.1 item 6: the area / block an event acts on (events.nb rows)
     REACTION: int = 16  # SoE 7.1 item 6, 7.41.4: pass (0) or play one of the playable reaction cards
-    LEADER: int = 17  # SoE 9.0: pass (0) or give one leader order (leaders.nb rows)
+    WITHDRAW_LOSS: int = 17  # SoE 7.2 Withdraw: the block that loses the withdrawal SP (O8)
+    EXEC_ORDER: int = 18  # SoE 7.3: which of its orders of the group a side executes next (G8)
+    LEADER: int = 19  # SoE 9.0: pass (0) or give one leader order (leaders.nb rows)
 
 
 DECISION = _DecisionC()
@@ -205,6 +208,12 @@ FEATURES = {
                       "own_sp_adjacent", "enemy_blocks_adjacent", "enemy_sp_adjacent", "in_supply",
                       "enemy_garrison", "p_win", "target_vp", "unseen_enemy", "leader", "ability", "block",
                       "countermands"),
+    DECISION.BATTLE_ORDER: ("area", "size", "area_vp", "own_blocks", "own_sp", "enemy_blocks", "enemy_sp",
+                            "attacker", "p_win", "front"),
+    DECISION.ADVANCE: ("stop", "block", "sp", "back", "back_vp", "back_control", "back_own_blocks", "back_threat",
+                       "area_vp", "area_threat", "staying", "overstack"),
+    DECISION.WITHDRAW_LOSS: ("block", "sp", "max_sp", "destroys", "leader", "cavalry"),
+    DECISION.EXEC_ORDER: ("order", "type", "area", "area_vp", "movers", "enemy_in_area", "enemy_adjacent", "rank"),
 }
 for _v in FEATURES.values():
     assert len(_v) <= N_FEAT
@@ -907,6 +916,133 @@ def fill_leader_features_nb(state, orders, m, pol, leaders, side, r_leader, r_ty
         feat[i, 19] = c
 
 
+# --- battle order, advance, withdrawal loss, order of execution (SoE 7.4, 7.43, 7.2, 7.3) ---------
+
+
+@njit(cache=True)
+def fill_battle_order_features_nb(state, orders, m, pol, side, areas, sizes, n, feat):
+    """BATTLE_ORDER rows: the equal-size battles ``areas[:n]`` the initiative holder ``side`` may
+    fight next (SoE 7.4). ``p_win``: ``side``'s exact chance to win the battle with blind draws, from
+    the strengths it knows (an own garrison counts 1 SP)."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    for i in range(n):
+        a = areas[i]
+        feat[i, 0] = a
+        feat[i, 1] = sizes[i]
+        feat[i, 2] = m.vp[a]
+        feat[i, 3] = own_n[a]
+        feat[i, 4] = own_sp[a]
+        feat[i, 5] = en_n[a]
+        feat[i, 6] = en_sp[a]
+        feat[i, 9] = m.front[a]
+        attacking = defender_side_nb(state, a) != side
+        feat[i, 7] = 1.0 if attacking else 0.0
+        if attacking:
+            feat[i, 8] = attack_win_prob_nb(pol, state, m, side, a, own_sp[a], False, en_sp[a], int(en_n[a]), -1)
+        else:
+            g = 1.0 if state.garrison_side[a] == side else 0.0
+            feat[i, 8] = 1.0 - attack_win_prob_nb(pol, state, m, 1 - side, a, en_sp[a], False, own_sp[a] + g,
+                                                  int(own_n[a]), -1)
+
+
+@njit(cache=True)
+def fill_advance_features_nb(state, orders, m, pol, side, area, blocks, n, feat):
+    """ADVANCE rows (SoE 7.43): row 0 = stop (every remaining block stays in ``area``), row ``i`` =
+    send ``blocks[i - 1]`` back to the area it came from (``back``). ``staying`` = own blocks in the
+    battle area now, ``overstack`` = how many over the stacking limit (the phase end pulls the latest
+    arrivals back, SoE 7.33); threats are the known enemy SP next to the area."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    stay = own_n[area]
+    over = max(0.0, stay - pol.max_blocks) if not m.eastern_link[area] else 0.0
+    threat = _adjacent_sum_nb(m, area, en_sp)
+    for i in range(n):
+        feat[i, 8] = m.vp[area]
+        feat[i, 9] = threat
+        feat[i, 10] = stay
+        feat[i, 11] = over
+    feat[0, 0] = 1.0
+    for i in range(1, n):
+        b = blocks[i - 1]
+        back = state.block_prev_area[b]
+        feat[i, 1] = b
+        feat[i, 2] = state.block_sp[b]
+        feat[i, 3] = back
+        if back < 0:
+            continue
+        feat[i, 4] = m.vp[back]
+        feat[i, 5] = _control_sign(state, side, back)
+        feat[i, 6] = own_n[back]
+        feat[i, 7] = _adjacent_sum_nb(m, back, en_sp)
+
+
+@njit(cache=True)
+def fill_withdraw_loss_features_nb(state, blocks, n, feat):
+    """WITHDRAW_LOSS rows (SoE 7.2 "lose 1SP from any one block"): the withdrawing blocks."""
+    for i in range(n):
+        b = blocks[i]
+        feat[i, 0] = b
+        feat[i, 1] = state.block_sp[b]
+        feat[i, 2] = state.block_max_sp[b]
+        feat[i, 3] = 1.0 if state.block_sp[b] <= 1 else 0.0
+        feat[i, 4] = 1.0 if state.block_arm[b] == ARM.LEADER else 0.0
+        feat[i, 5] = 1.0 if state.block_arm[b] == ARM.CAVALRY else 0.0
+
+
+@njit(cache=True)
+def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, n, feat):
+    """EXEC_ORDER rows (SoE 7.3 "in any order"): the side's placed orders of the group, in placement
+    order (``rank``). ``movers``: distinct blocks that could execute the order now (a block may be
+    wanted by several orders: executing the most constrained first leaves fewer unfulfilled)."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    nbk = state.block_side.shape[0]
+    cap = nbk * m.adj_indices.shape[0] * 3
+    mb = np.empty(cap, dtype=np.int64)
+    md = np.empty(cap, dtype=np.int64)
+    mv = np.empty(cap, dtype=np.int64)
+    mx = np.empty(cap, dtype=np.int64)
+    seen = np.zeros(nbk, dtype=np.bool_)
+    for i in range(n):
+        o = order_ids[i]
+        a = orders.order_area[o]
+        feat[i, 0] = o
+        feat[i, 1] = orders.order_type[o]
+        feat[i, 2] = a
+        feat[i, 3] = m.vp[a]
+        feat[i, 5] = en_n[a] + (1.0 if state.garrison_side[a] == 1 - side else 0.0)
+        feat[i, 6] = _adjacent_sum_nb(m, a, en_n)
+        feat[i, 7] = i
+        if onb.is_move_type_nb(orders.order_type[o]):
+            k = onb.legal_moves_nb(state, orders, m, orules, o, mb, md, mv, mx)
+            seen[:] = False
+            c = 0
+            for j in range(min(k, cap)):
+                if not seen[mb[j]]:
+                    seen[mb[j]] = True
+                    c += 1
+            feat[i, 4] = c
+
+
 # --------------------------------------------------------------------------------------------------
 # The scripted scorer
 
@@ -970,6 +1106,19 @@ def score_options_nb(p, kind, feat, n, out):
                 s = f[2] - 0.3 * (p[P_ORDERS_WEIGHT] * f[9] + p[P_CUBES_WEIGHT] * f[10]) - 0.05 * max(f[11], 0.0)
         elif kind == DECISION.LEADER:
             s = _score_leader_nb(p, f)
+        elif kind == DECISION.BATTLE_ORDER:  # the battle most likely won first, then the VP at stake
+            s = f[8] + 0.1 * f[2]
+        elif kind == DECISION.ADVANCE:
+            if f[0] == 0:  # send a block back: excess blocks (weakest first), a threatened empty own city
+                s = -0.2 - p[P_ADVANCE_WEIGHT] * 0.5 - (0.3 if f[9] > 0 else 0.0) - 0.05 * f[2]
+                if f[11] > 0:
+                    s += 1.5
+                if f[5] > 0 and f[6] == 0 and f[7] > 0:
+                    s += p[P_HOLD_WEIGHT] * 0.5 * f[4]
+        elif kind == DECISION.WITHDRAW_LOSS:  # the strongest block; never destroy one (a leader least)
+            s = f[1] - 3.0 * f[3] - 5.0 * f[4]
+        elif kind == DECISION.EXEC_ORDER:  # the most constrained order first, then placement order
+            s = -f[4] - 0.001 * f[7]
         out[i] = s
 
 

@@ -198,7 +198,8 @@ def _ids(arr, i) -> str:
 def describe_options(decision, options: pd.DataFrame, setup, side: int, state=None) -> list[str]:
     """One human-readable line per option row of a decision (from its feature columns; ``state``,
     when given, adds the origin area of a moving block)."""
-    from soe_sim.engine.cards.nb import USE_CUBES, USE_ORDERS
+    from soe_sim.engine.cards.nb import USE_CUBES, USE_EVENT, USE_ORDERS
+    from soe_sim.engine.events.nb import TK_BLOCK
     from soe_sim.engine.game import Decision
     from soe_sim.engine.orders import OrderType
 
@@ -219,10 +220,12 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
                 f"combat {int(g('combat_mod')):+d})"
         elif d == Decision.CARD_PLAY:
             c, use = int(g("card")), int(g("use"))
-            if c <= 0 or use not in (USE_ORDERS, USE_CUBES):
+            if c <= 0 or use not in (USE_ORDERS, USE_CUBES, USE_EVENT):
                 s = "pass (play no card)"
             elif use == USE_ORDERS:
                 s = f"play {card(c)} for {int(g('orders'))} orders"
+            elif use == USE_EVENT:
+                s = f"play {card(c)} for its event (value {float(g('event_value')):.1f})"
             else:
                 s = f"play {card(c)} for {int(g('cubes'))} reinforcement cubes"
         elif d in (Decision.FIRST_PLAYER, Decision.EXEC_FIRST):
@@ -281,6 +284,42 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
                 s = f"build {_ids(blocks, g('block'))} in {_ids(areas, g('area'))}"
         elif d == Decision.LEADER:
             s = _describe_leader(g, blocks, areas)
+        elif d == Decision.EVENT_TARGET:
+            t, tk = int(g("target")), int(g("target_kind"))
+            if t < 0:
+                s = f"resolve {card(g('card'))}"
+            elif tk == TK_BLOCK:
+                sp = float(g("block_sp"))
+                s = f"{card(g('card'))} on {_ids(blocks, t)} in {_ids(areas, g('area'))} " \
+                    f"({sp:.0f} SP, loses {float(g('loss')):.0f}{', destroyed' if float(g('destroys')) > 0 else ''})"
+            elif float(g("friendly")) > 0:
+                s = f"{card(g('card'))}: place in {_ids(areas, t)}"
+            else:
+                s = f"{card(g('card'))} in {_ids(areas, t)} (enemy SP {float(g('enemy_sp')):.0f}, " \
+                    f"loses {float(g('loss')):.0f})"
+        elif d == Decision.REACTION:
+            if float(g("pass")) > 0:
+                s = "play no reaction card"
+            else:
+                s = f"react with {card(g('card'))} (event value {float(g('event_value')):.1f})"
+        elif d == Decision.BATTLE_ORDER:
+            who = "attack" if float(g("attacker")) > 0 else "defend"
+            s = f"fight the battle in {_ids(areas, g('area'))} next ({who}, {int(g('size'))} blocks, " \
+                f"p_win {float(g('p_win')):.2f})"
+        elif d == Decision.ADVANCE:
+            if float(g("stop")) > 0:
+                s = "advance: the remaining blocks stay"
+            else:
+                s = f"send {_ids(blocks, g('block'))} back to {_ids(areas, g('back'))}"
+        elif d == Decision.WITHDRAW_LOSS:
+            s = f"{_ids(blocks, g('block'))} loses the withdrawal SP ({int(g('sp'))}/{int(g('max_sp'))} SP" \
+                f"{', destroyed' if float(g('destroys')) > 0 else ''})"
+        elif d == Decision.EXEC_ORDER:
+            try:
+                tname = OrderType(int(g("type"))).slug
+            except ValueError:
+                tname = f"order {int(g('type'))}"
+            s = f"execute {tname} in {_ids(areas, g('area'))} next ({int(g('movers'))} blocks can execute it)"
         else:
             s = f"option {len(out)}"
         out.append(s)

@@ -37,6 +37,7 @@ from soe_sim.engine.nb import (
     enterable_nb,
     reach_into_nb,
     reachable_nb,
+    restrict_retreat_nb,
     retreat_targets_nb,
     side_depots_nb,
     side_sign_nb,
@@ -987,14 +988,83 @@ def execute_recon_nb(state, orders, order_id):
 
 @njit(cache=True)
 def execute_withdraw_nb(state, orders, map_arrays, orules, order_id, out_dest, out_info):
+    """:func:`execute_withdraw_choice_nb` with the withdrawal SP taken from the strongest block
+    (lowest index on ties) and no restriction on the withdrawal areas."""
+    return execute_withdraw_choice_nb(state, orders, map_arrays, orules, order_id, out_dest, out_info, -1,
+                                      np.zeros((0, 0), dtype=np.bool_))
+
+
+@njit(cache=True)
+def withdraw_loss_options_nb(state, orders, map_arrays, orules, order_id, out_block):
+    """SoE 7.2 Withdraw ("lose 1SP from any one block"; O8): the blocks that may take the
+    withdrawal loss if the order were executed now, ascending index; returns how many (0 when no
+    loss is due: the order would be removed, the blocks cannot withdraw, or the cavalry exemption
+    applies). The player chooses one (decision ``WITHDRAW_LOSS``); pass it to
+    :func:`execute_withdraw_choice_nb`. Whether the blocks can leave is checked without the round
+    loop's area restrictions (the rare case where only those forbid every area makes the choice
+    moot: nothing is lost here then)."""
+    if orders.order_status[order_id] != PLACED or orders.order_type[order_id] != WITHDRAW:
+        return 0
+    s = orders.order_side[order_id]
+    a = orders.order_area[order_id]
+    nbk = state.block_side.shape[0]
+    n_enemy = 0
+    all_enemy_inf = True
+    all_cav = True
+    m = 0
+    for b in range(nbk):
+        if state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != a:
+            continue
+        if state.block_side[b] == 1 - s:
+            n_enemy += 1
+            if state.block_arm[b] != ARM.INFANTRY:
+                all_enemy_inf = False
+        else:
+            out_block[m] = b
+            m += 1
+            if state.block_arm[b] == ARM.INFANTRY:
+                all_cav = False
+    if n_enemy == 0 or m == 0 or orules.withdraw_loss <= 0:
+        return 0
+    if orules.withdraw_cavalry_exempt and all_cav and all_enemy_inf:
+        return 0
+    n = map_arrays.front.shape[0]
+    cnt = np.zeros((2, n), dtype=np.int32)
+    enemy = np.zeros((2, n), dtype=np.bool_)
+    presence_nb(state, cnt, enemy)
+    src_row = np.empty(n, dtype=np.int32)
+    goal = np.zeros(n, dtype=np.bool_)
+    depot_dist_row = np.empty(n, dtype=np.int32)
+    side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, map_arrays.supply_source,
+                   map_arrays.garrison, state.control, enemy, s, src_row, goal, depot_dist_row)
+    eb = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
+    edge_blocked_nb(state, map_arrays, s, cnt, eb)
+    deg = map_arrays.adj_indptr[a + 1] - map_arrays.adj_indptr[a]
+    cand = np.empty(deg + 1, dtype=np.int64)
+    cand_d = np.empty(deg + 1, dtype=np.int64)
+    target = np.empty(m, dtype=np.int64)
+    kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, eb, map_arrays.eastern_link, goal,
+                            enemy[s], cnt[s], s, a, orules.max_blocks, m, cand, cand_d, target)
+    return m if kc > 0 else 0
+
+
+@njit(cache=True)
+def execute_withdraw_choice_nb(state, orders, map_arrays, orules, order_id, out_dest, out_info, loss_block,
+                               nation_ok):
     """Execute a Withdraw order (SoE 7.2; readings R6, O8). Returns the withdraw mode for the
     battle (``WD_NONE`` / ``WD_OK`` / ``WD_BLOCKED`` = ``soe_sim.battle.nb.WITHDRAW_*``).
+
+    ``loss_block``: the withdrawing block the player chose to lose the withdrawal SP (a row of
+    :func:`withdraw_loss_options_nb`); ``-1`` (or a block not withdrawing) takes it from the
+    strongest block, lowest index on ties. ``nation_ok`` (n_nations, n_areas) bool: where the blocks
+    of each nation may end a move (the round loop's G15/G16 mask); the blocks withdraw only into
+    areas every one of them may enter. Shape (0, 0): no restriction.
 
     Only if enemy blocks are in the area (they entered it): every friendly block there moves to an
     adjacent area without enemy blocks or garrison, reached by a link not closed by the incoming
     enemy, with a clear path to a friendly supply depot (:func:`~soe_sim.engine.nb.retreat_targets_nb`
     with the depots as goal: shortest path first, overflow by stacking to the next, left-overs to
-    the first). One block (the strongest, lowest index on ties) loses ``withdraw_loss`` SP, none if
+    the first). One block (``loss_block``, else the strongest) loses ``withdraw_loss`` SP, none if
     every withdrawing block is cavalry/leader and every enemy block there infantry. With nowhere
     to go nothing moves, no SP is lost here and ``WD_BLOCKED`` is returned: the battle adds the extra
     loss. No enemy block: the order is removed, ``WD_NONE``.
@@ -1054,12 +1124,20 @@ def execute_withdraw_nb(state, orders, map_arrays, orules, order_id, out_dest, o
     target = np.empty(m, dtype=np.int64)
     kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, eb, map_arrays.eastern_link, goal,
                             enemy[s], cnt[s], s, a, orules.max_blocks, m, cand, cand_d, target)
+    if nation_ok.shape[0] > 0 and kc > 0:  # G15, G16: only areas every withdrawing block may enter
+        allowed = np.ones(n, dtype=np.bool_)
+        for q in range(m):
+            nat = state.block_nation[members[q]]
+            for i in range(n):
+                allowed[i] = allowed[i] and nation_ok[nat, i]
+        kc = restrict_retreat_nb(map_arrays.eastern_link, allowed, cnt[s], orules.max_blocks, m, True, cand, kc,
+                                 target)
     for b in range(m):
         orders.executed[members[b]] = True
         orders.block_order[members[b]] = order_id
     if kc == 0:
         return WD_BLOCKED
-    # the withdrawal loss (R6)
+    # the withdrawal loss (R6, O8: the player's choice, else the strongest block)
     exempt = orules.withdraw_cavalry_exempt and all_cav and all_enemy_inf
     if not exempt and orules.withdraw_loss > 0:
         best = -1
@@ -1067,6 +1145,9 @@ def execute_withdraw_nb(state, orders, map_arrays, orules, order_id, out_dest, o
             b = members[q]
             if best < 0 or state.block_sp[b] > state.block_sp[best]:
                 best = b
+        for q in range(m):
+            if members[q] == loss_block:
+                best = loss_block
         out_info[WI_LOSS_BLOCK] = best
         state.block_sp[best] = max(state.block_sp[best] - orules.withdraw_loss, 0)
         if state.block_sp[best] == 0:
