@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/bench_simulate.py [--games 200] [--repeats 5]
 
 For every built-in scenario: a warm-up call (numba compilation or cache load, scenario set-up), then
 ``--repeats`` timed calls of :func:`soe_sim.simulate` with ``--games`` games (random policy for both
-sides; the per-game row with its event-log reduction and key cities, no trajectories or battle
+sides unless ``--polish`` / ``--soviet`` name other policies; the per-game row with its event-log reduction and key cities, no trajectories or battle
 table), on 1 thread and on every CPU; the median is reported. Each repeat uses a different seed so
 that the repeats are different games. JSON on stdout (with the load average, since other processes
 on the machine change the figures).
@@ -21,15 +21,15 @@ import click
 import numba
 
 
-def _rate(scenario, games, repeats, threads, seed0):
+def _rate(scenario, games, repeats, threads, seed0, polish="random", soviet="random"):
     from soe_sim.sim import simulate
 
-    simulate(scenario, games=max(2, threads), seed=seed0, threads=threads)  # warm-up
+    simulate(scenario, polish, soviet, games=max(2, threads), seed=seed0, threads=threads)  # warm-up
     times = []
     steps = []
     for r in range(repeats):
         t0 = time.perf_counter()
-        df = simulate(scenario, games=games, seed=seed0 + 1 + r, threads=threads)
+        df = simulate(scenario, polish, soviet, games=games, seed=seed0 + 1 + r, threads=threads)
         times.append(time.perf_counter() - t0)
         steps.append(float(df["steps"].mean()))
     med = statistics.median(times)
@@ -41,19 +41,21 @@ def _rate(scenario, games, repeats, threads, seed0):
 @click.option("--repeats", default=5, show_default=True)
 @click.option("--scenario", "scenarios", multiple=True, help="Scenario id(s); default all built-in.")
 @click.option("--threads", default=None, type=int, help="'All threads' figure with this many [every CPU].")
+@click.option("--polish", default="random", show_default=True, help="Polish policy (soe-sim simulate --polish).")
+@click.option("--soviet", default="random", show_default=True, help="Soviet policy.")
 @click.option("--out", default=None, help="Also write the JSON here.")
-def main(games, repeats, scenarios, threads, out):
+def main(games, repeats, scenarios, threads, polish, soviet, out):
     from soe_sim.data.scenario import list_scenarios
 
     ids = list(scenarios) or list_scenarios()["id"].tolist()
     n_threads = threads or len(os.sched_getaffinity(0))
-    res = {"benchmark": "soe_sim.simulate (random v random)", "games_per_call": games, "repeats": repeats,
+    res = {"benchmark": f"soe_sim.simulate ({polish} v {soviet})", "games_per_call": games, "repeats": repeats,
            "threads": n_threads, "python": platform.python_version(), "numba": numba.__version__,
            "machine": platform.machine(), "cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()[0],
            "scenarios": {}}
     for sid in ids:
-        one, steps, t1 = _rate(sid, games, repeats, 1, 1000)
-        many, _, tn = _rate(sid, games, repeats, n_threads, 2000)
+        one, steps, t1 = _rate(sid, games, repeats, 1, 1000, polish, soviet)
+        many, _, tn = _rate(sid, games, repeats, n_threads, 2000, polish, soviet)
         res["scenarios"][sid] = {
             "games_per_s_1thread": round(one, 2), "games_per_s_all_threads": round(many, 2),
             "speedup": round(many / one, 2), "mean_decisions_per_game": round(steps, 1),
