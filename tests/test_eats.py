@@ -403,6 +403,46 @@ def _saved_pool_spending(ruleset, seeds=range(30)):
     return spent, off_front_builds, finals
 
 
+def test_eats_x_card_cubes_go_to_the_front_where_the_card_is_played():
+    """EatS V.2 "Add these points to your Reinforcement Points Track", X "One front can't have more
+    than 10 Reinforcements Points" (V8), SoE 7.12: in the loop's card play (7.1, one card per front)
+    the RP of a card played for reinforcements go to the pool of the front it is played on."""
+    from soe_sim.engine.cards import nb as cnb
+
+    s = _setup("kiev-offensive", "eats")
+    st0 = s.state0
+    nbk, na = st0.n_blocks, s.game_map.n_areas
+    z = lambda dt, n: np.zeros(n, dt)  # noqa: E731
+    checked = set()
+    for seed in range(40):
+        state = st0.copy()
+        state.cubes[:] = 0
+        cs = s.cards0.copy()
+        rng = np.array([seed + 5, seed + 9], np.uint64)
+        for side in (0, 1):
+            cnb.shuffle_draw_pile_nb(cs, side, rng)
+            cnb.replenish_nb(cs, side, s.kr, rng)
+        ids = np.zeros(2, np.int64)
+        pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+        ew = nb.new_event_work_nb(s.cfg, nbk, na, cs.location.shape[1], z(st0.block_status.dtype, nbk),
+                                  z(st0.block_area.dtype, nbk), z(st0.block_sp.dtype, nbk),
+                                  z(st0.garrison_side.dtype, na), z(bool, nbk), z(bool, nbk))
+        log = new_event_log(512)
+        nb.card_play_nb(state, cs, s.orders0.copy(), s.game_map.arrays, s.cfg, ew, pol, rng,
+                        np.array([seed + 1, seed + 2], np.uint64), log.records, log.ctr, np.zeros((2, 2), np.int64))
+        plays = [(int(e["side"]), int(e["area"]), int(e["value"]), int(e["value2"])) for e in log.used()
+                 if e["kind"] == EVENT.CARD_PLAYED]
+        if any(use == cnb.USE_EVENT for *_x, use in plays):
+            continue  # an event may add cubes too
+        want = np.zeros((2, 2, 3), np.int64)
+        for side, front, card, use in plays:
+            if use == cnb.USE_CUBES:
+                want[side, front] += cs.cubes[side, card - 1]
+                checked.add(front)
+        assert state.cubes.tolist() == want.tolist()
+    assert checked == {0, 1}  # cards played for RP on both fronts
+
+
 def test_eats_x_saved_cubes_spent_on_their_own_front():
     """EatS X (V8): RP saved on the southern front are spent only on the south (strengthening, and
     builds other than EatS X.3 recreations at the supply source); the northern pool stays empty.

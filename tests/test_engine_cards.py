@@ -484,7 +484,7 @@ def test_soe_7_11_7_12_7_13_apply_card_play(rules):
     from soe_sim.engine.state import CUBE_ALLIED, CUBE_INFANTRY, new_game
 
     game = new_game(load_scenario("tutorial"), load_map(), load_blocks(), rules)
-    cubes = cubes[:, FRONT.NORTH]  # the pools of the front the cards are played on (7.12; EatS X)
+    cubes = game.cubes[:, FRONT.NORTH]  # the pools of the front the cards are played on (7.12; EatS X)
     start = cubes.copy()
     cs, _ = fresh(rules, 0)
     s = SIDE.SOVIET
