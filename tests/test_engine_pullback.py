@@ -89,7 +89,7 @@ def test_g16_pullback_with_no_allowed_area_eliminates():
     permanently, as an encircled retreat is (no VP at phase end); with no limits it goes back."""
     setup = game_setup("campaign-1920", "soe")
     ix = setup.game_map.index
-    m = setup.game_map.arrays
+    arrs = setup.game_map.arrays
     for forbid in (True, False):
         st, unr = _overstack(setup, "kovel", [Nation.POLISH] * 4 + [Nation.UKRAINIAN_UNR], "brest")
         ok = np.ones((len(Nation), setup.game_map.n_areas), np.bool_)
@@ -98,7 +98,7 @@ def test_g16_pullback_with_no_allowed_area_eliminates():
         dest = np.empty(st.n_blocks, np.int64)
         counts = np.zeros(2, np.int64)
         n = setup.game_map.n_areas
-        overstack_pullback_nb(m.adj_indptr, m.adj_indices, m.eastern_link, np.zeros(n, np.bool_),
+        overstack_pullback_nb(arrs.adj_indptr, arrs.adj_indices, arrs.eastern_link, np.zeros(n, np.bool_),
                               np.zeros(n, np.int32), st.block_side, st.block_area, st.block_status, st.block_sp,
                               st.block_prev_area, st.block_arrival, P, setup.er.max_blocks, dest, counts,
                               st.block_nation, ok)
@@ -116,7 +116,7 @@ def test_eats_ii_3_polish_pullback_not_into_germany(ruleset):
     arrived last in an overstacked Dzialdowo from Allenstein (German territory) is pulled back into
     Poland, not into Germany; SoE has no German border rule and sends it back to Allenstein."""
     setup = game_setup("campaign-1920", ruleset)
-    m, ix = setup.game_map, setup.game_map.index
+    ix = setup.game_map.index
     st, pol = _overstack(setup, "dzialdowo", [Nation.POLISH] * 5, "allenstein")
     ew = _stacking(setup, st)
     dest = int(st.block_area[pol])
