@@ -319,8 +319,11 @@ def retreat_targets(board, pos, side, battle_area, n_blocks, max_blocks, goal=No
     return [(a, d) for d, a in cands], targets
 
 
-def overstack_pullback(board, pos, side, max_blocks, depot_dist):
-    """SoE 7.33 on a copy: (position, {block index: new area or "eliminated"})."""
+def overstack_pullback(board, pos, side, max_blocks, depot_dist, allowed=None):
+    """SoE 7.33 on a copy: (position, {block index: new area or "eliminated"}).
+
+    ``allowed(k, area)``: block ``k`` may end there (G16: its nation's limits); None allows all."""
+    ok = allowed or (lambda k, a: True)
     blocks = [Block(**vars(b)) for b in pos.blocks]
     enemy = enemy_areas(pos, side)
     order = board.ids.index
@@ -344,11 +347,13 @@ def overstack_pullback(board, pos, side, max_blocks, depot_dist):
             b = blocks[k]
             dest = None
             p = b.prev
-            if p is not None and p != area and p not in enemy and board.may_enter(side, p) and room(p) > 0:
+            if (p is not None and p != area and p not in enemy and board.may_enter(side, p) and room(p) > 0
+                    and ok(k, p)):
                 dest = p
             else:
                 options = [(depot_dist[a], order(a), a) for a in board.neighbours(area)
-                           if a not in enemy and a in depot_dist and board.may_enter(side, a) and room(a) > 0]
+                           if a not in enemy and a in depot_dist and board.may_enter(side, a) and room(a) > 0
+                           and ok(k, a)]
                 if options:
                     dest = min(options)[2]
             if dest is None:

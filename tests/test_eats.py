@@ -341,21 +341,117 @@ def test_eats_ii_4_2_garrisons_placed_in_the_supply_phase():
     assert s.er.garrisons_in_supply_phase and not _setup("kiev-offensive", "soe").er.garrisons_in_supply_phase
 
 
-def test_eats_x_cube_cap():
-    """EatS X 'One front can't have more than 10 Reinforcements Points' (V8): cubes over the cap
-    (10 per front commanded) are dropped, allied then cavalry then infantry; SoE: no cap."""
+def test_eats_x_cube_cap_per_front():
+    """EatS X 'One front can't have more than 10 Reinforcements Points' (V8): each side's saved pool of
+    each front is capped at 10 (allied, then cavalry, then infantry dropped); 10 on the north and
+    10 on the south are both kept (a per-side cap of 10 would drop them), 12 on one front lose 2 on
+    that front only (a per-side cap of 20 would keep them); SoE: no cap."""
+    N, S = 0, 1
     state = _setup("tutorial", "eats").state0.copy()
-    state.cubes[0] = [8, 3, 2]
-    state.cubes[1] = [4, 0, 0]
+    state.cubes[0, N] = [8, 3, 2]  # 13: 3 over
+    state.cubes[0, S] = [10, 0, 0]  # exactly the cap
+    state.cubes[1, N] = [12, 0, 0]  # 12 on one front, nothing on the other
+    state.cubes[1, S] = [0, 0, 0]
     log = new_event_log(64)
     nb.cap_saved_cubes_nb(state, 10, log.records, log.ctr)
-    assert state.cubes.tolist() == [[8, 2, 0], [4, 0, 0]]
-    (e,) = log.used()
-    assert (int(e["kind"]), int(e["side"]), int(e["area"]), int(e["value"]), int(e["value2"])) == \
-        (EVENT.CUBES_DROPPED, 0, -1, 3, 1)
+    assert state.cubes.tolist() == [[[8, 2, 0], [10, 0, 0]], [[10, 0, 0], [0, 0, 0]]]
+    got = [(int(e["kind"]), int(e["side"]), int(e["area"]), int(e["area2"]), int(e["value"]), int(e["value2"]))
+           for e in log.used()]
+    assert got == [(EVENT.CUBES_DROPPED, 0, -1, N, 3, 1), (EVENT.CUBES_DROPPED, 1, -1, N, 2, 1)]
     nb.cap_saved_cubes_nb(state, 0, log.records, log.ctr)  # SoE: max_saved_cubes_per_front = 0
-    assert state.cubes.tolist() == [[8, 2, 0], [4, 0, 0]] and log.n == 1
-    assert _setup("kiev-offensive", "eats").rr.max_saved_cubes_per_front * 2 == 20
+    assert state.cubes.tolist() == [[[8, 2, 0], [10, 0, 0]], [[10, 0, 0], [0, 0, 0]]] and log.n == 2
+    assert _setup("kiev-offensive", "eats").rr.max_saved_cubes_per_front == 10
+    assert _setup("kiev-offensive", "eats").rr.saved_cubes_per_front
+    assert not _setup("kiev-offensive", "soe").rr.saved_cubes_per_front
+
+
+def _saved_pool_spending(ruleset, seeds=range(30)):
+    """Kiev Offensive Reinforcement Phases with 6 saved infantry cubes of each side on the *south*
+    front only and damaged blocks everywhere, random decisions: for each side, the fronts of the
+    areas where saved-pool cubes were spent (STRENGTHEN / BUILD with pool -1) and the final pools."""
+    s = _setup("kiev-offensive", ruleset)
+    front = s.game_map.arrays.front
+    src = s.game_map.arrays.supply_source
+    spent = {0: set(), 1: set()}
+    off_front_builds = 0
+    finals = []
+    for seed in seeds:
+        state = s.state0.copy()
+        state.cubes[:] = 0
+        state.cubes[:, 1, 0] = 6  # EatS X: RP of a card played on the southern front
+        state.phase[0] = nb.PHASE_REINFORCEMENT
+        for b in np.flatnonzero((state.block_status == STATUS.ON_MAP) & (state.block_sp > 1)):
+            state.block_sp[b] -= 1  # room to strengthen
+        cs = s.cards0.copy()
+        ids = np.zeros(2, np.int64)
+        params = nb.default_params_nb(ids)
+        pol = pnb.make_policy_set_nb(ids, params, cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+        log = new_event_log(4096)
+        n = s.game_map.n_areas
+        nb.reinforcement_phase_nb(state, s.orders0.copy(), s.game_map.arrays, s.er, s.rr, s.cfg,
+                                  s.cfg.nation_active.copy(), pol, np.array([seed + 3, seed + 11], np.uint64),
+                                  log.records, log.ctr, *_arrays(n), np.zeros((2, n), np.int32))
+        for e in log.used():
+            if e["kind"] in (EVENT.STRENGTHEN, EVENT.BUILD) and e["value2"] == -1:
+                a = int(e["area"])
+                if e["kind"] == EVENT.BUILD and src[a] == int(e["side"]):
+                    continue  # EatS X.3: recreated at the side's supply source whichever front pays
+                spent[int(e["side"])].add(int(front[a]))
+                off_front_builds += int(e["kind"] == EVENT.BUILD and front[a] != 1)
+        assert (state.cubes >= 0).all()
+        finals.append(state.cubes.copy())
+    return spent, off_front_builds, finals
+
+
+def test_eats_x_card_cubes_go_to_the_front_where_the_card_is_played():
+    """EatS V.2 "Add these points to your Reinforcement Points Track", X "One front can't have more
+    than 10 Reinforcements Points" (V8), SoE 7.12: in the loop's card play (7.1, one card per front)
+    the RP of a card played for reinforcements go to the pool of the front it is played on."""
+    from soe_sim.engine.cards import nb as cnb
+
+    s = _setup("kiev-offensive", "eats")
+    st0 = s.state0
+    nbk, na = st0.n_blocks, s.game_map.n_areas
+    z = lambda dt, n: np.zeros(n, dt)  # noqa: E731
+    checked = set()
+    for seed in range(40):
+        state = st0.copy()
+        state.cubes[:] = 0
+        cs = s.cards0.copy()
+        rng = np.array([seed + 5, seed + 9], np.uint64)
+        for side in (0, 1):
+            cnb.shuffle_draw_pile_nb(cs, side, rng)
+            cnb.replenish_nb(cs, side, s.kr, rng)
+        ids = np.zeros(2, np.int64)
+        pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+        ew = nb.new_event_work_nb(s.cfg, nbk, na, cs.location.shape[1], z(st0.block_status.dtype, nbk),
+                                  z(st0.block_area.dtype, nbk), z(st0.block_sp.dtype, nbk),
+                                  z(st0.garrison_side.dtype, na), z(bool, nbk), z(bool, nbk))
+        log = new_event_log(512)
+        nb.card_play_nb(state, cs, s.orders0.copy(), s.game_map.arrays, s.cfg, ew, pol, rng,
+                        np.array([seed + 1, seed + 2], np.uint64), log.records, log.ctr, np.zeros((2, 2), np.int64))
+        plays = [(int(e["side"]), int(e["area"]), int(e["value"]), int(e["value2"])) for e in log.used()
+                 if e["kind"] == EVENT.CARD_PLAYED]
+        if any(use == cnb.USE_EVENT for *_x, use in plays):
+            continue  # an event may add cubes too
+        want = np.zeros((2, 2, 3), np.int64)
+        for side, front, card, use in plays:
+            if use == cnb.USE_CUBES:
+                want[side, front] += cs.cubes[side, card - 1]
+                checked.add(front)
+        assert state.cubes.tolist() == want.tolist()
+    assert checked == {0, 1}  # cards played for RP on both fronts
+
+
+def test_eats_x_saved_cubes_spent_on_their_own_front():
+    """EatS X (V8): RP saved on the southern front are spent only on the south (strengthening, and
+    builds other than EatS X.3 recreations at the supply source); the northern pool stays empty.
+    SoE 8.3 (RF14): the side's saved cubes are one pool, spent on either front (some go north)."""
+    spent, off, finals = _saved_pool_spending("eats")
+    assert spent[0] | spent[1] == {1} and off == 0
+    assert all((c[:, 0] == 0).all() for c in finals)
+    spent, _off, finals = _saved_pool_spending("soe")
+    assert 0 in spent[0] | spent[1]  # SoE: southern cubes strengthen northern blocks too
 
 
 def test_eats_x_3_own_nation_builds_at_home():
@@ -377,13 +473,13 @@ def test_eats_x_3_own_nation_builds_at_home():
 
 
 def _reinforce_events(ruleset, seeds=range(40)):
-    """Reinforcement phases of the Kiev Offensive start with 10 saved infantry cubes a side, random
+    """Reinforcement phases of the Kiev Offensive start with 5 saved infantry cubes a side and front, random
     decisions: the events of every seed."""
     s = _setup("kiev-offensive", ruleset)
     out = []
     for seed in seeds:
         state = s.state0.copy()
-        state.cubes[:, 0] = 10
+        state.cubes[:, :, 0] = 5  # 5 infantry RP on each front
         state.phase[0] = nb.PHASE_REINFORCEMENT
         for b in np.flatnonzero((state.block_status == STATUS.ON_MAP) & (state.block_sp > 1))[::2]:
             state.block_sp[b] -= 1  # room to strengthen

@@ -484,25 +484,26 @@ def test_soe_7_11_7_12_7_13_apply_card_play(rules):
     from soe_sim.engine.state import CUBE_ALLIED, CUBE_INFANTRY, new_game
 
     game = new_game(load_scenario("tutorial"), load_map(), load_blocks(), rules)
-    start = game.cubes.copy()
+    cubes = game.cubes[:, FRONT.NORTH]  # the pools of the front the cards are played on (7.12; EatS X)
+    start = cubes.copy()
     cs, _ = fresh(rules, 0)
     s = SIDE.SOVIET
     # Soviet 14 Red Guards: 3 orders; 22 UHA Galician Riflemen: 1 allied cube;
     # 19 Conscription of Volunteers: historical, any front, starred; 2 infantry cubes
     empty_hand_of(cs, s, [14, 22, 19, 33])
-    assert nb.apply_card_play_nb(cs, s, 14, nb.USE_ORDERS, game.cubes) == (3, nb.NO_CARD)
-    assert nb.apply_card_play_nb(cs, s, 22, nb.USE_CUBES, game.cubes) == (0, nb.NO_CARD)
-    assert game.cubes[s, CUBE_ALLIED] == start[s, CUBE_ALLIED] + 1
-    assert nb.apply_card_play_nb(cs, s, 33, nb.USE_CUBES, game.cubes) == (0, nb.NO_CARD)
-    assert game.cubes[s, CUBE_INFANTRY] == start[s, CUBE_INFANTRY] + 3
-    assert (game.cubes[1 - s] == start[1 - s]).all()
-    assert nb.apply_card_play_nb(cs, s, 19, nb.USE_EVENT, game.cubes) == (0, 19)
+    assert nb.apply_card_play_nb(cs, s, 14, nb.USE_ORDERS, cubes) == (3, nb.NO_CARD)
+    assert nb.apply_card_play_nb(cs, s, 22, nb.USE_CUBES, cubes) == (0, nb.NO_CARD)
+    assert cubes[s, CUBE_ALLIED] == start[s, CUBE_ALLIED] + 1
+    assert nb.apply_card_play_nb(cs, s, 33, nb.USE_CUBES, cubes) == (0, nb.NO_CARD)
+    assert cubes[s, CUBE_INFANTRY] == start[s, CUBE_INFANTRY] + 3
+    assert (cubes[1 - s] == start[1 - s]).all() and not game.cubes[:, FRONT.SOUTH].any()
+    assert nb.apply_card_play_nb(cs, s, 19, nb.USE_EVENT, cubes) == (0, 19)
     assert cs.location[s, 19 - 1] == nb.REMOVED
     assert cs.location[s, 14 - 1] == cs.location[s, 22 - 1] == nb.DISCARD
-    assert nb.apply_card_play_nb(cs, s, nb.NO_CARD, nb.USE_PASS, game.cubes) == (0, nb.NO_CARD)
+    assert nb.apply_card_play_nb(cs, s, nb.NO_CARD, nb.USE_PASS, cubes) == (0, nb.NO_CARD)
     # a starred card played for orders or cubes is discarded, not removed (7.13 is about events)
     empty_hand_of(cs, s, [12])
-    nb.apply_card_play_nb(cs, s, 12, nb.USE_ORDERS, game.cubes)
+    nb.apply_card_play_nb(cs, s, 12, nb.USE_ORDERS, cubes)
     assert cs.location[s, 12 - 1] == nb.DISCARD
     check_conservation(cs)
 

@@ -95,7 +95,7 @@ class Game:
         assert enb.event_usable_nb(self.state, self.cs, self.orders, self.m, self.table, self.active, side, card,
                                    front)
         assert cnb.is_legal_play_nb(self.cs, side, front, card, cnb.USE_EVENT)
-        extra, ev = cnb.apply_card_play_nb(self.cs, side, card, cnb.USE_EVENT, self.state.cubes)
+        extra, ev = cnb.apply_card_play_nb(self.cs, side, card, cnb.USE_EVENT, self.state.cubes[:, front])
         assert (extra, ev) == (0, card)
         return EV.card_play_context(front)
 
@@ -329,7 +329,7 @@ def test_every_engine_effect_resolved(kiev, game_map, roster, rules, decks, side
                 assert out[enb.EO_VP_DELTA] * (1 if side == P else -1) >= value
             elif key.startswith("cubes_"):
                 q = ("cubes_infantry", "cubes_cavalry", "cubes_allied").index(key)
-                assert st.cubes[side, q] - before.cubes[side, q] == value == out[enb.EO_CUBES_INFANTRY + q]
+                assert st.cubes[side, :, q].sum() - before.cubes[side, :, q].sum() == value == out[enb.EO_CUBES_INFANTRY + q]
             elif key == "eliminate_nation_block":
                 b = int(out[enb.EO_BLOCK_ELIMINATED])
                 assert st.block_nation[b] == int(Nation.from_slug(value))
@@ -607,9 +607,9 @@ def test_battle_reactions(game):
     assert out[enb.EO_SP_LOST] == 1 and g.sp_in(S, "vinnytsia") == sp0 - 1
     assert st.block_sp[g.block("ru-41-id")] == 1  # the strongest block (7.41.5)
     assert g.cs.location[P, 22] == cnb.DISCARD  # not starred
-    cubes0 = st.cubes[S].copy()
+    cubes0 = st.cubes[S].sum(axis=0)
     out = g.react(S, 29, ctx, -1)
-    assert st.cubes[S, 0] == cubes0[0] + 1 and out[enb.EO_CUBES_INFANTRY] == 1
+    assert st.cubes[S, :, 0].sum() == cubes0[0] + 1 and out[enb.EO_CUBES_INFANTRY] == 1
     # Poles defend in the south and win: Defence of Lwow; Counterattack only after a lost battle
     ctx = g.battle("vinnytsia", S, P, 1, 0)
     assert 26 in g.window(P, ctx) and 29 not in g.window(P, ctx)

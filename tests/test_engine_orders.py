@@ -306,7 +306,7 @@ def test_soe_7_33_lutsk_and_link_limit(world, orules):
     overstack_pullback_nb(game_map.adj_indptr, game_map.adj_indices, game_map.eastern_link, np.zeros(n, bool),
                           np.zeros(n, np.int32), state.block_side, state.block_area, state.block_status,
                           state.block_sp, state.block_prev_area, state.block_arrival, P, orules.max_blocks,
-                          dest, counts)
+                          dest, counts, state.block_nation, np.zeros((0, 0), bool))
     assert dest[movers[-1]] == ix("sokal") and all(dest[b] == PULLBACK_NONE for b in movers[:-1])
 
     # link limit: five Polish blocks attack a Soviet-held Lutsk from Sokal

@@ -75,14 +75,18 @@ def retreat(game_map, arr, side, battle_area, n_retreating, max_blocks, goal=Non
             [ids[t] if t >= 0 else None for t in target])
 
 
-def pullback(game_map, arr, side, consts):
+def pullback(game_map, arr, side, consts, block_nation=None, nation_ok=None):
     m = game_map
     out = supply_pipeline(m, arr, consts)
     dest = np.empty(len(arr["block_side"]), dtype=np.int32)
     counts = np.zeros(2, dtype=np.int32)
+    if nation_ok is None:  # no G16 limits
+        block_nation = np.zeros(len(arr["block_side"]), dtype=np.int8)
+        nation_ok = np.zeros((0, 0), dtype=np.bool_)
     overstack_pullback_nb(m.adj_indptr, m.adj_indices, m.eastern_link, out["enemy"][side], out["depot_dist"][side],
                           arr["block_side"], arr["block_area"], arr["block_status"], arr["block_sp"],
-                          arr["block_prev_area"], arr["block_arrival"], side, consts.max_blocks, dest, counts)
+                          arr["block_prev_area"], arr["block_arrival"], side, consts.max_blocks, dest, counts,
+                          block_nation, nation_ok)
     return dest, counts, out
 
 
@@ -174,13 +178,19 @@ def test_overstack_pullback_matches_oracle(game_map, board, rules, seed):
     arr = naive.random_arrays(rng, game_map, n_blocks=int(rng.integers(20, 60)),
                               hot=rng.choice(game_map.n_areas, size=int(rng.integers(4, 12)), replace=False))
     consts = engine_constants(rules)
+    # G16: half the examples restrict each block's pull-back to its (random) nation's areas
+    nat, ok, allowed = None, None, None
+    if rng.random() < 0.5:
+        nat = rng.integers(0, 3, len(arr["block_side"])).astype(np.int8)
+        ok = rng.random((3, game_map.n_areas)) < 0.6
+        allowed = lambda k, area: bool(ok[nat[k], game_map.index(area)])  # noqa: E731
     for side in (0, 1):
         a = {k: v.copy() for k, v in arr.items()}
         pos = naive.position_of(board, a)
         depot_dist = supply_pipeline(game_map, a, consts)["depot_dist"][side]
         want_pos, want_moves = naive.overstack_pullback(board, pos, naive.SIDES[side], consts.max_blocks,
-                                                        dist_dict(game_map, depot_dist))
-        dest, counts, _ = pullback(game_map, a, side, consts)
+                                                        dist_dict(game_map, depot_dist), allowed)
+        dest, counts, _ = pullback(game_map, a, side, consts, nat, ok)
         got = naive.position_of(board, a)
         assert [(b.area, b.status, b.sp, b.prev) for b in got.blocks] == \
             [(b.area, b.status, b.sp, b.prev) for b in want_pos.blocks]

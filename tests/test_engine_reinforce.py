@@ -35,6 +35,7 @@ from soe_sim.engine.state import (
 SEEDS = st.integers(0, 2**32 - 1)
 SCENARIOS = ["battle-of-warsaw", "campaign-1920", "kiev-offensive", "tukhachevsky-offensive", "tutorial"]
 P, S = SIDE.POLISH, SIDE.SOVIET
+N = FRONT.NORTH  # the saved pool the SoE tests fill (SoE 8.3: spent on either front, RF14)
 
 
 @pytest.fixture(scope="module")
@@ -166,13 +167,13 @@ def test_soe_8_2_combine_limits(scene):
 def test_soe_8_3_one_sp_division_to_four_with_three_black_cubes(scene):
     g = scene.g
     d = scene.add(P, "warsaw", 1, max_sp=4)
-    g.cubes[P] = (3, 0, 0)
+    g.cubes[P, N] = (3, 0, 0)
     ctx = scene.ctx()
     pool = R.saved_pool(g, P)
     for _ in range(3):
         assert R.legal_strengthen(g, ctx, pool)[d]
         assert R.apply_strengthen(g, ctx, pool, d)
-    assert g.block_sp[d] == 4 and g.cubes[P].tolist() == [0, 0, 0]
+    assert g.block_sp[d] == 4 and g.cubes[P, N].tolist() == [0, 0, 0]
     assert not R.legal_strengthen(g, ctx, pool)[d]
     assert not R.apply_strengthen(g, ctx, pool, d)
 
@@ -181,14 +182,14 @@ def test_soe_8_3_five_black_cubes_on_three_2sp_divisions(scene):
     """SoE 8.3 example: two divisions to full strength for 4 cubes, the last to 3SP with the fifth."""
     g = scene.g
     ds = [scene.add(P, "warsaw", 2, max_sp=4) for _ in range(3)]
-    g.cubes[P] = (5, 0, 0)
+    g.cubes[P, N] = (5, 0, 0)
     ctx = scene.ctx()
     pool = R.saved_pool(g, P)
     for d in ds:
         while R.legal_strengthen(g, ctx, pool)[d]:
             assert R.apply_strengthen(g, ctx, pool, d)
     assert g.block_sp[ds].tolist() == [4, 4, 3]
-    assert g.cubes[P].tolist() == [0, 0, 0]
+    assert g.cubes[P, N].tolist() == [0, 0, 0]
 
 
 def test_soe_8_31_front_line_area_gains_one_sp_in_total(scene):
@@ -199,7 +200,7 @@ def test_soe_8_31_front_line_area_gains_one_sp_in_total(scene):
     cav = scene.add(P, "warsaw", 1, arm=ARM.CAVALRY, max_sp=3)
     scene.add(S, "radzymin", 2)  # an enemy-held area next to Warsaw
     back = scene.add(P, "kutno", 2, max_sp=4)  # Kutno is not next to Radzymin
-    g.cubes[P] = (3, 1, 0)
+    g.cubes[P, N] = (3, 1, 0)
     ctx = scene.ctx()
     w = scene.m.index("warsaw")
     assert ctx.front_line[P, w] and not ctx.front_line[P, scene.m.index("kutno")]
@@ -207,12 +208,12 @@ def test_soe_8_31_front_line_area_gains_one_sp_in_total(scene):
     legal = R.legal_strengthen(g, ctx, pool)
     assert all(legal[inf]) and legal[cav] and legal[back]
     assert R.apply_strengthen(g, ctx, pool, cav)
-    assert g.cubes[P].tolist() == [3, 0, 0] and g.block_sp[cav] == 2
+    assert g.cubes[P, N].tolist() == [3, 0, 0] and g.block_sp[cav] == 2
     legal = R.legal_strengthen(g, ctx, pool)
     assert not any(legal[inf]) and not legal[cav] and legal[back]
     assert not R.apply_strengthen(g, ctx, pool, inf[0])
     assert R.apply_strengthen(g, ctx, pool, back) and R.apply_strengthen(g, ctx, pool, back)
-    assert g.block_sp[back] == 4 and g.cubes[P].tolist() == [1, 0, 0]
+    assert g.block_sp[back] == 4 and g.cubes[P, N].tolist() == [1, 0, 0]
 
 
 def test_soe_8_3_cube_colours_and_supply(scene):
@@ -230,7 +231,7 @@ def test_soe_8_3_cube_colours_and_supply(scene):
     assert kinds[inf] == CUBE_INFANTRY and kinds[cav] == CUBE_CAVALRY
     assert kinds[lb] == CUBE_ALLIED and kinds[bel] == CUBE_ALLIED
     for cubes, ok in (((1, 0, 0), {inf}), ((0, 1, 0), {cav}), ((0, 0, 1), {lb, bel}), ((5, 5, 5), {inf, cav, lb, bel})):
-        g.cubes[P] = cubes
+        g.cubes[P, N] = cubes
         legal = R.legal_strengthen(g, ctx, R.saved_pool(g, P))
         assert set(np.flatnonzero(legal)) == ok
 
@@ -239,7 +240,7 @@ def test_soe_8_4_build_costs_and_no_strengthening_when_built(scene, rules):
     """SoE 8.4: 1 cube builds a 1SP brigade, 2 cubes a 1SP division, on a friendly supply depot; a
     newly built block is not strengthened in the same phase."""
     g = scene.g
-    g.cubes[P] = (1, 0, 0)
+    g.cubes[P, N] = (1, 0, 0)
     ctx = scene.ctx()
     pool = R.saved_pool(g, P)
     legal = R.legal_builds(g, ctx, pool)
@@ -249,15 +250,15 @@ def test_soe_8_4_build_costs_and_no_strengthening_when_built(scene, rules):
     div = np.flatnonzero(pol_inf & (g.block_class == int(UnitClass.DIVISION)))
     assert legal[brig, w].all() and not legal[div, w].any()
     assert set(np.flatnonzero(legal.any(axis=0))) == {w}  # Warsaw is the only Polish depot
-    g.cubes[P] = (2, 0, 0)
+    g.cubes[P, N] = (2, 0, 0)
     legal = R.legal_builds(g, ctx, pool)
     assert legal[div, w].all()
     d = int(div[0])
     assert R.apply_build(g, ctx, pool, d, w)
-    assert g.cubes[P].tolist() == [2 - rules["reinforcement.division_build_cost"], 0, 0]
+    assert g.cubes[P, N].tolist() == [2 - rules["reinforcement.division_build_cost"], 0, 0]
     assert g.block_status[d] == STATUS.ON_MAP and g.block_area[d] == w
     assert g.block_sp[d] == rules["reinforcement.build_sp"] and ctx.built[d]
-    g.cubes[P] = (3, 0, 0)
+    g.cubes[P, N] = (3, 0, 0)
     assert not R.legal_strengthen(g, ctx, pool)[d]
     assert not R.apply_strengthen(g, ctx, pool, d)
     assert not R.apply_build(g, ctx, pool, d, w)  # already on the map
@@ -271,14 +272,14 @@ def test_soe_8_4_eliminated_blocks_are_never_built(scene):
     destroyed = scene.pick(P, cls=UnitClass.BRIGADE)
     g.block_status[gone] = STATUS.ELIMINATED_PERMANENT
     g.block_status[destroyed] = STATUS.DESTROYED_TO_POOL
-    g.cubes[P] = (4, 4, 4)
+    g.cubes[P, N] = (4, 4, 4)
     ctx = scene.ctx()
     pool = R.saved_pool(g, P)
     legal = R.legal_builds(g, ctx, pool)
     w = scene.m.index("warsaw")
     assert not legal[gone].any() and legal[destroyed, w]
     assert not R.apply_build(g, ctx, pool, gone, w)
-    assert g.block_status[gone] == STATUS.ELIMINATED_PERMANENT and g.cubes[P].tolist() == [4, 4, 4]
+    assert g.block_status[gone] == STATUS.ELIMINATED_PERMANENT and g.cubes[P, N].tolist() == [4, 4, 4]
 
 
 def test_soe_8_4_stacking_depot_and_enemy(scene):
@@ -290,7 +291,7 @@ def test_soe_8_4_stacking_depot_and_enemy(scene):
     scene.garrison(P, "lida")
     for a in ("radun", "vilnius", "molodechno", "volkovysk", "baranovichi"):  # Lida cut off
         scene.add(S, a, 1)
-    g.cubes[P] = (4, 4, 4)
+    g.cubes[P, N] = (4, 4, 4)
     ctx = scene.ctx()
     legal = R.legal_builds(g, ctx, R.saved_pool(g, P))
     areas = {scene.m.ids[a] for a in np.flatnonzero(legal.any(axis=0))}
@@ -317,9 +318,11 @@ def test_soe_8_5_warsaw_strategic_cubes(scene):
     assert legal[north] and not legal[south]
     builds = R.legal_builds(g, ctx, pool)
     assert set(np.flatnonzero(builds.any(axis=0))) == {scene.m.index("warsaw")}
-    # saved cubes are not restricted to a front
-    g.cubes[P] = (1, 0, 0)
+    # saved cubes are not restricted to a front (RF14); EatS X: a front's RP stay on it (V8)
+    g.cubes[P, N] = (1, 0, 0)
     assert R.legal_strengthen(g, ctx, R.saved_pool(g, P))[south]
+    per_front = R.legal_strengthen(g, ctx, R.saved_pool(g, P, N, per_front=True))
+    assert per_front[north] and not per_front[south]
     # a Polish Warsaw that the Soviets hold gives nothing to the Poles
     g.garrison_side[scene.m.index("warsaw")] = -1
     scene.add(S, "warsaw", 1)
@@ -365,7 +368,7 @@ def test_soe_8_5_neutral_lithuania_is_inactive(scene):
     """RF6: while Lithuania is neutral its blocks are not strengthened, combined or built."""
     g = scene.g
     lit = scene.add(S, "kaunas", 1, nation="lithuanian")
-    g.cubes[S] = (5, 5, 5)
+    g.cubes[S, N] = (5, 5, 5)
     ctx = scene.ctx()
     g.block_in_supply[lit] = True
     assert not R.legal_strengthen(g, ctx, R.saved_pool(g, S))[lit]
@@ -717,7 +720,7 @@ def random_state(rng, games, m):
     g.garrison_side[m.eastern_link] = np.where(rng.random(m.eastern_link.sum()) < 0.5, S, -1)
     g.control[:] = rng.integers(-1, 2, n)
     g.control[m.eastern_link] = S
-    g.cubes[:] = rng.integers(0, 5, (2, 3))
+    g.cubes[:] = rng.integers(0, 5, (2, 2, 3))
     g.round[0] = int(rng.integers(1, 6))
     g.phase[0] = int(rng.choice([1, 2, 3, 4, 5, PHASE_REINFORCEMENT]))
     return sc, g
@@ -855,7 +858,7 @@ def test_random_reinforcement_phases_conserve(games, game_map, rules, seed):
             g.block_status[b], g.block_area[b], g.block_sp[b] = STATUS.DESTROYED_TO_POOL, -1, 0
         elif u < 0.6:
             g.block_sp[b] = int(rng.integers(1, int(g.block_max_sp[b]) + 1))
-    g.cubes[:] = rng.integers(0, 8, (2, 3))
+    g.cubes[:] = rng.integers(0, 8, (2, 2, 3))
     ctx = R.begin_reinforcement_phase(g, m, rules, sc, active_nations=("lithuanian",) if rng.random() < 0.5 else ())
     R.replace_garrisons(g, ctx)
     rr = ctx.rules

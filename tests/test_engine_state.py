@@ -92,7 +92,7 @@ def test_new_game_fixture_scenario(fixture_game):
     assert g.vp[0] == sc.vp_signed == 1
     assert g.initiative_side[FRONT.NORTH] == SIDE.SOVIET and g.initiative_level[FRONT.NORTH] == 1
     assert g.initiative_side[FRONT.SOUTH] == SIDE.POLISH and g.initiative_level[FRONT.SOUTH] == 2
-    assert g.cubes.tolist() == [[1, 0, 0], [0, 1, 0]]
+    assert g.cubes.tolist() == [[[1, 0, 0], [0, 0, 0]], [[0, 1, 0], [0, 0, 0]]]  # the northern pools
     assert (g.round[0], g.phase[0]) == (1, 1)
     assert g.end.tolist() == [2, PHASE_REINFORCEMENT]
 

@@ -329,7 +329,7 @@ def test_soe_7_71_check_supply_sequence_on_state(game_map, rules):
         control=arr["control"], round=np.array([1], np.int16), phase=np.array([1], np.int8),
         end=np.array([1, 5], np.int16), vp=np.array([1], np.int16),
         initiative_side=np.zeros(2, np.int8), initiative_level=np.ones(2, np.int8),
-        cubes=np.zeros((2, 3), np.int16))
+        cubes=np.zeros((2, 2, 3), np.int16))
     res = check_supply(st_, m, consts)
     # the 1-SP block is eliminated (+1 Soviet), the garrison removed, Vilnius becomes neutral (−1 Polish)
     assert st_.block_status[0] == STATUS.ELIMINATED_PERMANENT

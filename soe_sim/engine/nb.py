@@ -468,18 +468,31 @@ def restrict_retreat_nb(eastern_link, allowed_row, friendly_blocks_row, max_bloc
 @njit(cache=True)
 def overstack_pullback_nb(adj_indptr, adj_indices, eastern_link, enemy_row, depot_dist_row, block_side,
                           block_area, block_status, block_sp, block_prev_area, block_arrival, side,
-                          max_blocks, out_dest, out_counts):
+                          max_blocks, out_dest, out_counts, block_nation, nation_ok):
     """Resolve phase-end overstacking of ``side`` (SoE 7.33, 7.43), in place.
 
     In every area except Eastern Links (SoE 1.4) holding more than ``max_blocks`` blocks of
     ``side``, the blocks that arrived last (highest ``block_arrival``, then highest index; E11)
     leave, the last arrival first. Each goes back to the area it came from (``block_prev_area``) if
-    that is not an enemy area and has room; else to the area adjacent to the overstacked one with
-    the shortest clear path to a friendly supply depot (``depot_dist_row``, ties by index) that is
-    not an enemy area and has room; else it is eliminated permanently (E11; no VP).
+    that is not an enemy area, has room and is allowed to the block's nation; else to the area
+    adjacent to the overstacked one with the shortest clear path to a friendly supply depot
+    (``depot_dist_row``, ties by index) that is not an enemy area, has room and is allowed to the
+    block's nation; else it is eliminated permanently (E11; no VP), as a retreating block with no
+    allowed area is (E-B4, G16).
 
-    out_dest : (n_blocks,) int — new area, ``PULLBACK_NONE`` or ``PULLBACK_ELIMINATED``
-    out_counts : (2,) int — blocks moved, blocks eliminated
+    Parameters
+    ----------
+    block_nation : (n_blocks,) int
+        Nation of each block (:data:`~soe_sim.data.enums.NATION`).
+    nation_ok : (n_nations, n_areas) bool
+        Where each nation's blocks may end a pull-back — the round loop's ``EventWork.nation_ok``,
+        the mask of retreats and withdrawals (G15, G16: neutral ground, Kaunas, a nation's
+        ``max_distance`` / ``front_restriction``; EatS II.3 German territory for the Poles, V11).
+        An empty array (shape (0, 0)) allows every area.
+    out_dest : (n_blocks,) int
+        New area, ``PULLBACK_NONE`` or ``PULLBACK_ELIMINATED``.
+    out_counts : (2,) int
+        Blocks moved, blocks eliminated.
     """
     n = enemy_row.shape[0]
     nbk = block_side.shape[0]
@@ -509,8 +522,11 @@ def overstack_pullback_nb(adj_indptr, adj_indices, eastern_link, enemy_row, depo
             b = members[q]
             dest = -1
             p = block_prev_area[b]
+            restrict = nation_ok.shape[0] > 0  # G16: the block's nation limits (as retreats, E-B4)
+            nat = block_nation[b]
             if (p >= 0 and p != i and not enemy_row[p] and enterable_nb(eastern_link, side, p)
-                    and _capacity_nb(eastern_link, cnt, p, max_blocks) > 0):
+                    and _capacity_nb(eastern_link, cnt, p, max_blocks) > 0
+                    and (not restrict or nation_ok[nat, p])):
                 dest = p
             else:
                 best_d = 0
@@ -518,6 +534,8 @@ def overstack_pullback_nb(adj_indptr, adj_indices, eastern_link, enemy_row, depo
                     a = adj_indices[e]
                     d = depot_dist_row[a]
                     if enemy_row[a] or d == UNREACHED or not enterable_nb(eastern_link, side, a):
+                        continue
+                    if restrict and not nation_ok[nat, a]:
                         continue
                     if _capacity_nb(eastern_link, cnt, a, max_blocks) <= 0:
                         continue

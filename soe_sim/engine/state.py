@@ -148,8 +148,11 @@ class GameState(NamedTuple):
     Track sheet (SoE 3.3): ``round`` int16 (1,) · ``phase`` int8 (1,) · ``end`` int16 (2,) last
     ``(round, phase)`` played · ``vp`` int16 (1,) signed VP track (SoE 7.8) ·
     ``initiative_side`` int8 (2,) and ``initiative_level`` int8 (2,) indexed by
-    :data:`~soe_sim.data.enums.FRONT` (SoE 6.1) · ``cubes`` int16 (2, 3) reinforcement cubes per
-    side × (infantry, cavalry, allied) (SoE 3.2).
+    :data:`~soe_sim.data.enums.FRONT` (SoE 6.1) · ``cubes`` int16 (2, 2, 3) saved reinforcement cubes
+    per side × front (:data:`~soe_sim.data.enums.FRONT`) × (infantry, cavalry, allied) (SoE 3.2,
+    7.12: a card played on a front puts its cubes in that front's pool; EatS X each front has its
+    own RP track; with ``reinforcement.saved_cubes_per_front`` false, SoE, the two pools of a side
+    are spent as one, reading RF14). A scenario's starting ``[cubes]`` go to the northern pool.
     """
 
     block_roster: np.ndarray
@@ -246,13 +249,13 @@ class GameState(NamedTuple):
                          f"{int(self.initiative_level[f])}")
         for s in Side:
             st = self.block_status[self.block_side == s]
-            c = self.cubes[s]
+            c = {f.slug: self.cubes[s, f].tolist() for f in Front}
             lines.append(
                 f"{s.slug}: {int((st == STATUS.ON_MAP).sum())} on map, "
                 f"{int((st == STATUS.SCHEDULED).sum())} scheduled, "
                 f"{int(np.isin(st, (STATUS.FORCE_POOL, STATUS.DESTROYED_TO_POOL)).sum())} in pool, "
                 f"{int((st == STATUS.ELIMINATED_PERMANENT).sum())} eliminated; "
-                f"{int(((self.control == s)).sum())} areas controlled; cubes {c.tolist()}")
+                f"{int(((self.control == s)).sum())} areas controlled; cubes {c}")
         return "\n".join(lines)
 
 
@@ -369,10 +372,10 @@ def new_game(scenario, game_map, roster, rules) -> GameState:
         if t:
             ini_side[f] = _side_code(t.get("side"))
             ini_level[f] = int(t.get("level", 0))
-    cubes = np.zeros((2, len(CUBE_KINDS)), dtype=np.int16)
+    cubes = np.zeros((2, len(Front), len(CUBE_KINDS)), dtype=np.int16)
     for s in Side:
-        for k, kind in enumerate(CUBE_KINDS):
-            cubes[s, k] = int((scenario.cubes or {}).get(s.slug, {}).get(kind, 0))
+        for k, kind in enumerate(CUBE_KINDS):  # starting cubes: the northern pool (SoE 10.0: north first)
+            cubes[s, Front.NORTH, k] = int((scenario.cubes or {}).get(s.slug, {}).get(kind, 0))
     start_phase = phase_code(scenario.start.phase)
     if not (start_phase == PHASE_REINFORCEMENT or 1 <= start_phase <= consts.operation_phases):
         raise SoeInputError(Problem(str(scenario.path or scenario.id), "start", "phase", scenario.start.phase,

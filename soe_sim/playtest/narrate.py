@@ -209,6 +209,9 @@ def _event_text(story: Story, e) -> str | None:
         pool = f" with cubes of {n.area(v2)}" if v2 >= 0 else " with saved cubes"
         return f"{_side(s)} builds {n.block(b, v)} at {n.area(a)}{pool}."
     if k == EVENT.CUBES_DROPPED:
+        if a < 0:  # EatS X: saved cubes over the cap of one front's pool (V8)
+            return (f"{_side(s)} loses {v} saved cube{'s' if v != 1 else ''} on the {front_name(a2)} front "
+                    f"(EatS X: at most the cap per front).")
         return f"{_side(s)} loses {v} unspent cube{'s' if v != 1 else ''} of {n.area(a)}."
     if k == EVENT.OBJECTIVE:
         return (f"Objective {v2 + 1} of the {_side(s)}: {'achieved' if b else 'not achieved'}"

@@ -20,7 +20,7 @@ Example::
     for card in hand(cs, SIDE.POLISH)[:must_discard]:
         nb.discard_nb(cs, SIDE.POLISH, card)
     plays = legal_card_plays(cs, SIDE.POLISH, FRONT.NORTH)   # [(0, CardUse.PASS), (3, CardUse.ORDERS), …]
-    extra_orders, event = nb.apply_card_play_nb(cs, SIDE.POLISH, *plays[1], game.cubes)
+    extra_orders, event = nb.apply_card_play_nb(cs, SIDE.POLISH, *plays[1], game.cubes[:, FRONT.NORTH])
 """
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ class CardState(NamedTuple):
 
     Static (from ``data/cards/<side>.csv``): ``orders`` int8 (SoE 7.11) · ``combat_modifier`` int8
     (7.41.2) · ``cubes`` int8 (2, n, 3) infantry/cavalry/allied (7.12, columns as
-    ``GameState.cubes``) · ``event_kind`` int8 (:data:`~soe_sim.data.enums.EVENT_KIND`) · ``front``
+    ``GameState.cubes[:, front]``) · ``event_kind`` int8 (:data:`~soe_sim.data.enums.EVENT_KIND`) · ``front``
     int8 (:data:`~soe_sim.data.enums.CARD_FRONT`) · ``remove_after_event`` bool (starred card,
     7.13) · ``battle_effect`` int64 (2, n, N_EFFECT) the battle-card effect in the layout of
     :mod:`soe_sim.battle.nb` ``E_*`` (zeros for cards that are not battle cards).

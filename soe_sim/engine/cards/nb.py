@@ -329,8 +329,9 @@ def apply_card_play_nb(cs, side, card, use, cubes):
 
     * ``USE_PASS``: nothing happens.
     * ``USE_ORDERS`` (7.11): the card is discarded; returns its orders (extra orders on this front).
-    * ``USE_CUBES`` (7.12): the card is discarded and its cubes are added to ``cubes[side]`` (the
-      :class:`~soe_sim.engine.state.GameState` ``cubes`` array, (2, 3)).
+    * ``USE_CUBES`` (7.12): the card is discarded and its cubes are added to ``cubes[side]`` (a
+      (2, 3) view: the :class:`~soe_sim.engine.state.GameState` ``cubes[:, front]`` of the front
+      the card is played on; EatS X one RP pool per front, reading V8).
     * ``USE_EVENT`` (7.13): the card is removed from the game if starred, else discarded; its id is
       returned for the engine to resolve the event.
 

@@ -108,7 +108,7 @@ EO_CARDS_DRAWN = 4
 EO_INI_FRONT = 5  # front whose initiative changed (-1 none)
 EO_INI_OLD_SIDE = 6  # holder before the change
 EO_INI_OLD_LEVEL = 7
-EO_CUBES_INFANTRY = 8  # cubes taken (added to state.cubes[side])
+EO_CUBES_INFANTRY = 8  # cubes taken (added to state.cubes[side, front of the play])
 EO_CUBES_CAVALRY = 9
 EO_CUBES_ALLIED = 10
 EO_NATION = 11  # nation activated (-1)
@@ -547,7 +547,10 @@ def apply_event_nb(state, cards, orders, map_arrays, table, active_nations, side
             out[EO_VP_DELTA] += np.int64(state.vp[0]) - old
         elif code == FX_CUBES_INFANTRY or code == FX_CUBES_CAVALRY or code == FX_CUBES_ALLIED:
             q = code - FX_CUBES_INFANTRY
-            state.cubes[side, q] += val
+            cf = _front_of_event_nb(table, side, card, ctx)  # the front's pool (SoE 7.12; EatS X, V8)
+            if cf < 0:
+                cf = 0
+            state.cubes[side, cf, q] += val
             out[EO_CUBES_INFANTRY + q] += val
         elif code == FX_ELIMINATE_NATION_BLOCK:
             out[EO_AREA] = state.block_area[t]

@@ -31,7 +31,8 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, fmt) -> No
     Checked: SP within 1..max for blocks on the map; a block is on the map iff it has an area;
     stacking within the limit at phase end (Eastern Links exempt); no unresolved battle at phase end;
     55 cards per side across locations, none left in play; the VP track equals the start VP plus the
-    VP events; permanently eliminated blocks never return.
+    VP events; permanently eliminated blocks never return; no saved cube pool (side, front, colour)
+    below 0.
     """
     from soe_sim.data.scenario import list_scenarios, load_scenario
     from soe_sim.engine.game import DEFAULT_MAX_STEPS, fuzz

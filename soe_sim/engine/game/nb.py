@@ -136,8 +136,9 @@ class _EventC(NamedTuple):
     COMBINE: int = 22  # side, block = absorber, area, value = absorbed block, value2 = new SP
     STRENGTHEN: int = 23  # side, block, area, value = new SP, value2 = pool area (-1 saved cubes)
     BUILD: int = 24  # side, block, area, value = SP, value2 = pool area (-1 saved cubes)
-    CUBES_DROPPED: int = 25  # side, area = strategic city (-1: saved cubes over the cap), value = cubes lost,
-    #                          value2 = 0 strategic cubes unspent, 1 over the EatS X cap (V8)
+    CUBES_DROPPED: int = 25  # side, area = strategic city (-1: saved cubes over the cap), area2 = front of the
+    #                          capped pool, value = cubes lost, value2 = 0 strategic cubes unspent, 1 over the
+    #                          EatS X cap of 10 RP per front (V8)
     OBJECTIVE: int = 26  # side, value = VP, value2 = objective index, block = achieved (0/1)
     IMMEDIATE_VICTORY: int = 27  # side = winner, value = condition index
     GAME_END: int = 28  # side = winner (-1 draw / none), value = outcome, value2 = VP track
@@ -230,6 +231,7 @@ class _ViolationC(NamedTuple):
     VP_TRACK: int = 5  # VP track != start VP + sum of VP events
     ELIMINATED_RETURNED: int = 6  # a permanently eliminated block came back
     UNRESOLVED_BATTLE: int = 7  # opposing blocks (or blocks and an enemy garrison) share an area at phase end
+    CUBES: int = 8  # a saved cube pool (side, front, colour) below 0 (SoE 3.2; EatS X per-front pools, V8)
 
 
 VIOLATION = _ViolationC()
@@ -865,7 +867,7 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
             chosen_use[s] = uses[c]
         for k in range(2):  # 7.1 items 3, 4: the non-initiative card is revealed first
             s = first if k == 0 else 1 - first
-            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes)
+            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes[:, f])  # 7.12: the front's pool
             extra_orders[s, f] += extra
             if chosen_card[s] != NO_CARD:
                 log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, chosen_card[s], chosen_use[s])
@@ -1559,11 +1561,14 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
 
 @njit(cache=True)
 def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-                snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, closed):
+                snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, closed, nation_ok):
     """SoE 7.33: pull back the latest arrivals of every overstacked area (Eastern Links exempt), the
     Poles first, then the Soviets (G9); enemy areas and depot distances are recomputed before each
-    side so that no block is pulled back into an area the other side has just entered, and the areas
-    ``closed`` to the side (2, n_areas; G15, G16) count as enemy areas for the pull-back."""
+    side so that no block is pulled back into an area the other side has just entered, the areas
+    ``closed`` to the side (2, n_areas; G15, G16) count as enemy areas for the pull-back, and a
+    block ends only where ``nation_ok`` (n_nations, n_areas; ``EventWork.nation_ok``, the retreat
+    mask: neutral ground, a nation's ``max_distance`` / ``front_restriction``, EatS II.3 Germany for
+    the Poles) allows its nation (G16; none allowed: eliminated, as an encircled retreat)."""
     nbk = state.block_side.shape[0]
     dest = np.empty(nbk, dtype=np.int64)
     cnt = np.zeros(2, dtype=np.int64)
@@ -1581,7 +1586,8 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
             enemy[s, i] = enemy[s, i] or closed[s, i]
         overstack_pullback_nb(m.adj_indptr, m.adj_indices, m.eastern_link, enemy[s], depot_dist[s],
                               state.block_side, state.block_area, state.block_status, state.block_sp,
-                              state.block_prev_area, state.block_arrival, s, er.max_blocks, dest, cnt)
+                              state.block_prev_area, state.block_arrival, s, er.max_blocks, dest, cnt,
+                              state.block_nation, nation_ok)  # G16: where each nation may go
     log_diff_nb(state, log, ctr, CAUSE.STACKING, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                 destroyed_ever)
 
@@ -1708,22 +1714,43 @@ def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, wai
 
 @njit(cache=True)
 def cap_saved_cubes_nb(state, cap, log, ctr):
-    """EatS X "One front can't have more than 10 Reinforcements Points" (reading V8): each side's
-    saved cubes are cut to ``cap`` (``reinforcement.max_saved_cubes_per_front`` × the fronts it
-    commands; ``cap <= 0``: no cap), dropping allied, then cavalry, then infantry cubes; logged as
-    ``CUBES_DROPPED`` (area -1, value2 1)."""
+    """EatS X "One front can't have more than 10 Reinforcements Points" (reading V8).
+
+    Each side's saved pool of each front (``state.cubes[side, front]``) is cut to ``cap``
+    (``reinforcement.max_saved_cubes_per_front``; ``cap <= 0``: no cap, SoE 8.4), dropping allied,
+    then cavalry, then infantry cubes. Logged as ``CUBES_DROPPED`` (area -1, area2 = the front,
+    value = cubes lost, value2 1).
+    """
     if cap <= 0:
         return
     for s in range(2):
-        over = np.int64(state.cubes[s, 0]) + state.cubes[s, 1] + state.cubes[s, 2] - cap
-        if over <= 0:
-            continue
-        dropped = over
-        for q in range(2, -1, -1):
-            take = min(over, np.int64(state.cubes[s, q]))
-            state.cubes[s, q] -= take
-            over -= take
-        log_event_nb(log, ctr, state, EVENT.CUBES_DROPPED, s, -1, -1, -1, dropped, 1)
+        for f in range(state.cubes.shape[1]):
+            over = np.int64(state.cubes[s, f, 0]) + state.cubes[s, f, 1] + state.cubes[s, f, 2] - cap
+            if over <= 0:
+                continue
+            dropped = over
+            for q in range(2, -1, -1):
+                take = min(over, np.int64(state.cubes[s, f, q]))
+                state.cubes[s, f, q] -= take
+                over -= take
+            log_event_nb(log, ctr, state, EVENT.CUBES_DROPPED, s, -1, f, -1, dropped, 1)
+
+
+@njit(cache=True)
+def front_builds_only_nb(m, side, front, bmask):
+    """EatS X (``reinforcement.saved_cubes_per_front``, reading V8): the RP of one front build on
+    that front — clears the rows of ``bmask`` (from ``legal_builds_nb``) on the other front, except
+    the side's supply sources (Warsaw / the Eastern Links, where EatS X.3 recreates the side's own
+    units whichever front's RP pay). Returns the number of rows left."""
+    k = 0
+    for b in range(bmask.shape[0]):
+        for a in range(bmask.shape[1]):
+            if bmask[b, a]:
+                if m.front[a] != front and m.supply_source[a] != side:
+                    bmask[b, a] = False
+                else:
+                    k += 1
+    return k
 
 
 @njit(cache=True)
@@ -1756,12 +1783,16 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     """SoE 8.0: garrisons (8.1), then per side (Poles first, G6) combines (8.2), then strengthening
     and building (8.3, 8.31, 8.4) from each strategic city's cubes (8.5, city index order; Klintsy's
     on the front of the Soviet leader nearest to it in 3–4 player scenarios, 10.2) and then from the
-    saved cubes, one decision per cube spent until the side passes. ``active``: the game's
+    saved cubes (SoE 8.3: both fronts' pools spent as one on any front, RF14; EatS X with
+    ``rr.saved_cubes_per_front``: each front's pool on its own front, builds on that front or a
+    supply source, V8; ``rr.saved_cubes_first``: the saved pools before the strategic ones), one
+    decision per cube spent until the side passes. ``active``: the game's
     ``active_nations`` (an ``activate_nation`` event makes a neutral nation's blocks eligible and
     opens the Kaunas cubes, EV7). The phase's snapshot (RF4) leaves the inactive blocks out: they
     neither cut supply paths nor make a front line (G15)."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
+    n_fronts = state.cubes.shape[1]
     hidden = np.zeros(nbk, dtype=np.bool_)
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
@@ -1829,12 +1860,13 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                 state.block_prev_area, state.block_arrival, state.block_in_supply,
                                 active):
                 log_event_nb(log, ctr, state, EVENT.COMBINE, s, area, -1, dd, bb, state.block_sp[dd])
-        # 8.3–8.5 pools: strategic cities, then the saved cubes
+        # 8.3–8.5 pools: strategic cities, then the saved cubes (one pool per front under EatS X, V8)
         strategic_cubes_nb(m.strategic_cubes, state.control, depot, s, cfg.kaunas, active[LITHUANIAN], strat)
-        for qi in range(n_areas + 1):
+        n_saved = n_fronts if rr.saved_cubes_per_front else 1
+        for qi in range(n_areas + n_saved):
             pi = qi
-            if rr.saved_cubes_first:
-                pi = n_areas if qi == 0 else qi - 1  # EatS X: the operational RP "should be used first"
+            if rr.saved_cubes_first:  # EatS X: the operational RP "should be used first"
+                pi = n_areas + qi if qi < n_saved else qi - n_saved
             if pi < n_areas:
                 if strat[pi, 0] + strat[pi, 1] + strat[pi, 2] == 0:
                     continue
@@ -1849,11 +1881,18 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                     log_event_nb(log, ctr, state, EVENT.RIVALRY, s, pi, -1, -1, p_front, 0)
                 p_nation = LITHUANIAN if pi == cfg.kaunas else -1  # Kaunas: Lithuanian blocks only (8.5)
             else:
-                for q in range(3):
-                    pool[q] = state.cubes[s, q]
                 p_area = -1
-                p_front = -1
                 p_nation = -1
+                if rr.saved_cubes_per_front:  # EatS X: this front's RP, spent on this front (V8)
+                    p_front = pi - n_areas
+                    for q in range(3):
+                        pool[q] = state.cubes[s, p_front, q]
+                else:  # SoE 8.3: the side's cubes of both fronts, spent on either (RF14)
+                    p_front = -1
+                    for q in range(3):
+                        pool[q] = 0
+                        for f in range(n_fronts):
+                            pool[q] += state.cubes[s, f, q]
             for _it in range(64 * nbk):
                 k1 = legal_strengthen_nb(s, state.block_side, state.block_arm, state.block_nation, state.block_area,
                                          state.block_status, state.block_sp, state.block_max_sp,
@@ -1864,6 +1903,8 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                      m.eastern_link, depot, enemy, rr, pool, p_area, p_nation, bmask)
                 if rr.own_nation_builds_at_supply_source_only and k2 > 0:
                     k2 = home_builds_only_nb(state, m, s, bmask)  # EatS X.3, X.4 (V9)
+                if p_area < 0 and p_front >= 0 and k2 > 0:
+                    k2 = front_builds_only_nb(m, s, p_front, bmask)  # EatS X: a front's RP (V8)
                 if k1 + k2 == 0:
                     break
                 feat = feat_buffer_nb(policies, s, 1 + k1 + k2)
@@ -1911,9 +1952,19 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                         built[b] = False  # EatS X.4: a reserve unit takes as many SP as RP
                                     done = True
                                     break
-            if pi == n_areas:
-                for q in range(3):
-                    state.cubes[s, q] = pool[q]  # saved cubes stay for the next round (8.4)
+            if pi >= n_areas:  # saved cubes stay for the next round (8.4)
+                if rr.saved_cubes_per_front:
+                    for q in range(3):
+                        state.cubes[s, p_front, q] = pool[q]
+                else:  # RF14: the cubes spent come out of the northern pool first
+                    for q in range(3):
+                        spent = -pool[q]
+                        for f in range(n_fronts):
+                            spent += state.cubes[s, f, q]
+                        for f in range(n_fronts):
+                            take = min(spent, np.int64(state.cubes[s, f, q]))
+                            state.cubes[s, f, q] -= take
+                            spent -= take
             else:
                 left = pool[0] + pool[1] + pool[2]
                 if left > 0:
@@ -2006,6 +2057,11 @@ def check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
             return VIOLATION.CARDS
     if state.vp[0] != vp_start + vp_event_sum_nb(log, ctr[C_EVENTS]):
         return VIOLATION.VP_TRACK
+    for s in range(2):
+        for f in range(state.cubes.shape[1]):
+            for q in range(state.cubes.shape[2]):
+                if state.cubes[s, f, q] < 0:
+                    return VIOLATION.CUBES
     return VIOLATION.NONE
 
 
@@ -2112,7 +2168,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
                            elim_ever, destroyed_ever)  # G3: the game's own active_nations and event scratch
     garrison_phase0 = np.empty(n_areas, dtype=state.garrison_side.dtype)
     garrison_waiting = np.zeros(n_areas, dtype=np.bool_)  # EatS II.4.2: eliminated this round (V6)
-    cube_cap = rr.max_saved_cubes_per_front * cfg.card_fronts  # EatS X (V8); 0: no cap
+    cube_cap = rr.max_saved_cubes_per_front  # EatS X: per (side, front) pool (V8); 0: no cap
     lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0])  # SoE 9.0
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
@@ -2202,7 +2258,8 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active,
                       ew.hidden)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-                        snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.closed)
+                        snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.closed,
+                        ew.nation_ok)
             intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                       destroyed_ever)  # a block pulled back into the territory (7.33)
             if er.garrisons_in_supply_phase:  # EatS II.4.2 (V6)

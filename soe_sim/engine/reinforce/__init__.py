@@ -14,8 +14,8 @@ followed by strengthening and building new blocks. Blocks may not be detached"):
 5. per side, strategic pools (:func:`strategic_pools`, 8.5) and the saved pool
    (:func:`saved_pool`) with :func:`legal_strengthen` / :func:`apply_strengthen` (8.3, 8.31) and
    :func:`legal_builds` / :func:`apply_build` (8.4); strategic cubes left unspent are dropped,
-   saved cubes stay in ``state.cubes`` for the next round (8.4 "Unspent Reinforcement Cubes may be
-   saved").
+   saved cubes stay in ``state.cubes[side, front]`` for the next round (8.4 "Unspent Reinforcement
+   Cubes may be saved"; EatS X one pool per front, V8).
 
 Every wrapper changes ``state`` in place (its arrays) and returns plain numpy arrays / bools.
 """
@@ -93,6 +93,7 @@ def reinforce_constants(rules) -> ReinforceRules:
         max_blocks=int(r["stacking.max_blocks"]),
         max_saved_cubes_per_front=int(r["reinforcement.max_saved_cubes_per_front"]),
         saved_cubes_first=bool(r["reinforcement.saved_cubes_first"]),
+        saved_cubes_per_front=bool(r["reinforcement.saved_cubes_per_front"]),
         built_brigade_may_strengthen=bool(r["reinforcement.built_brigade_may_strengthen"]),
         own_nation_builds_at_supply_source_only=bool(r["reinforcement.own_nation_builds_at_supply_source_only"]),
     )
@@ -285,9 +286,22 @@ def apply_combine(state, ctx: ReinforceContext, side: int, absorber: int, absorb
 # --- SoE 8.3 / 8.31 / 8.4 / 8.5 ----------------------------------------------------------------------------
 
 
-def saved_pool(state, side: int) -> Pool:
-    """The side's collected cubes (SoE 3.2, 7.12): a view of ``state.cubes[side]``."""
-    return Pool(side=int(side), cubes=state.cubes[int(side)])
+def saved_pool(state, side: int, front: int = 0, per_front: bool = False) -> Pool:
+    """The side's collected cubes of one front (SoE 3.2, 7.12): a view of ``state.cubes[side, front]``.
+
+    Parameters
+    ----------
+    state : GameState
+    side, front : int
+        ``front`` indexes :data:`~soe_sim.data.enums.FRONT` (default north, where a scenario's
+        starting cubes are).
+    per_front : bool
+        ``ReinforceRules.saved_cubes_per_front``: True (EatS X, reading V8) ties the pool to its
+        front (``Pool.front = front``: only blocks there are strengthened); False (SoE 8.3, RF14)
+        spends it on any front (``Pool.front = -1``; the round loop merges both fronts' cubes).
+    """
+    f = int(front) if per_front else -1
+    return Pool(side=int(side), cubes=state.cubes[int(side), int(front)], front=f)
 
 
 def strategic_front(state, game_map, city: int, rivalry: bool = False) -> int:

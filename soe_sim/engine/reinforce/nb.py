@@ -15,8 +15,11 @@ returns ``False`` without changing anything when it is illegal).
 
 Cube pools (SoE 3.2, 8.3, 8.5). Strengthening and building spend cubes from a *pool*:
 
-* the side's saved cubes ``state.cubes[side]`` (``pool_area = -1``, ``pool_front = -1``,
-  ``pool_nation = -1``), or
+* the side's saved cubes (``pool_area = -1``, ``pool_nation = -1``): each front's pool
+  ``state.cubes[side, front]`` with ``pool_front = front`` when
+  ``ReinforceRules.saved_cubes_per_front`` (EatS X: "One front can't have more than 10
+  Reinforcements Points", reading V8), else (SoE 8.3, RF14) both fronts' cubes as one pool with
+  ``pool_front = -1`` (any front), or
 * one strategic city's cubes of this phase (row of :func:`strategic_cubes_nb`;
   ``pool_area`` = the city: new blocks are placed there, 8.5; ``pool_front`` = the city's front:
   only blocks on that front are strengthened, 8.5; ``pool_nation`` = ``Nation.LITHUANIAN`` for
@@ -82,6 +85,7 @@ class ReinforceRules(NamedTuple):
     # ruleset options applied by the round loop (SoE values in data/rules/soe.toml; EatS X, V8/V9)
     max_saved_cubes_per_front: int  # EatS X: 10 RP per front (0: no cap, SoE 8.4)
     saved_cubes_first: bool  # EatS X: operational RP "should be used first" (SoE: strategic first)
+    saved_cubes_per_front: bool  # EatS X: a saved pool per front, spent there (SoE 8.3: one pool per side, RF14)
     built_brigade_may_strengthen: bool  # EatS X.4 (SoE 8.4: no)
     own_nation_builds_at_supply_source_only: bool  # EatS X.3, X.4: Warsaw / the Eastern Links (SoE 8.4: any depot)
 
