@@ -344,7 +344,7 @@ def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policy_id
     orders = gnb.copy_orders_nb(orders0)
     rng_chance = seed_row[0:1].copy()
     rng_policy = seed_row[1:3].copy()
-    log = np.zeros(log_capacity, dtype=EVENT_DTYPE)
+    log = np.empty(log_capacity, dtype=EVENT_DTYPE)  # every counted entry is written in full
     ctr = np.zeros(N_CTR, dtype=np.int64)
     gnb.play_game_params_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, rng_chance,
                             rng_policy, log, ctr, res)

@@ -754,11 +754,20 @@ def _first_side_nb(state, policies, rng_policy, ctr, cfg, front, log, step):
 
 
 @njit(cache=True)
-def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype, oarea):
+def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype, oarea,
+                    ptabs0, ptabs1, ofc):
     """SoE 7.2: per front (north first, 10.0/10.1), the sides alternate placing one order at a time,
     the initiative holder choosing who starts, until each passes (the ``NO_ORDER`` row) or has none
     left; a side may place ``base_orders_per_front`` + its card's orders (7.11). The blocks of an
-    inactive nation are hidden while a side's rows are listed (G15)."""
+    inactive nation are hidden while a side's rows are listed (G15).
+
+    Placing markers does not change the position, so each side's
+    :class:`~soe_sim.engine.orders.nb.PlacementTables` (``ptabs0`` / ``ptabs1``) are computed once
+    for the step and the ORDER features are remembered per row in ``ofc``
+    (:class:`~soe_sim.engine.game.policies.OrderFeatureCache`)."""
+    tabs_ok0 = False
+    tabs_ok1 = False
+    ofc.valid[:] = False
     for f in range(cfg.card_fronts):
         s = _first_side_nb(state, policies, rng_policy, ctr, cfg, f, log, 0)
         done0 = False
@@ -770,14 +779,23 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                 s = 1 - s
                 continue
             allowed = orules.base_orders_per_front + extra_orders[s, f]
-            hide_inactive_nb(state, ew.active, s, ew.hidden)
-            n = onb.legal_orders_nb(state, orders, m, orules, s, f, allowed, otype, oarea)
-            unhide_nb(state, ew.hidden)
+            tabs = ptabs0 if s == 0 else ptabs1
+            n = 0
+            if orders.placed[s, f] < allowed and orders.n_orders[0] < orders.order_type.shape[0]:
+                if not (tabs_ok0 if s == 0 else tabs_ok1):
+                    hide_inactive_nb(state, ew.active, s, ew.hidden)
+                    onb.placement_tables_nb(state, m, orules, s, tabs)
+                    unhide_nb(state, ew.hidden)
+                    if s == 0:
+                        tabs_ok0 = True
+                    else:
+                        tabs_ok1 = True
+                n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, tabs, otype, oarea)
             placed = False
             if n > 0:
                 feat = feat_buffer_nb(policies, s, n)
                 if feat.shape[0] > 0:
-                    pnb.fill_order_features_nb(state, orders, m, policies, s, otype, oarea, n, feat)
+                    pnb.fill_order_features_cached_nb(state, orders, m, policies, s, otype, oarea, n, feat, ofc)
                 j = decide_nb(policies, s, DECISION.ORDER, n, feat, rng_policy, ctr, cfg)
                 if otype[j] != onb.NO_ORDER:
                     o = onb.place_order_nb(state, orders, s, f, otype[j], oarea[j])
@@ -828,7 +846,9 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             n = filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail)  # G15
             if n == 0:
                 break
-            must = onb.min_moves_required_nb(state, orders, m, orules, o) > 0
+            # SoE 7.3: a move is due while no block has executed the order (rows exist, so
+            # onb.min_moves_required_nb would say 1 exactly when order_executed[o] == 0)
+            must = orders.order_executed[o] == 0
             off = 0 if must else 1  # option 0 = stop executing this order (SoE 7.3), unless a move is due
             feat = feat_buffer_nb(policies, s, n + off)
             if feat.shape[0] > 0:
@@ -1471,6 +1491,9 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     reorg_rows = np.empty(nbk, dtype=np.int64)
     ew = new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp, snap_garrison,
                            elim_ever, destroyed_ever)  # G3: the game's own active_nations and event scratch
+    ptabs0 = onb.new_placement_tables_nb(nbk, n_areas, m.adj_indices.shape[0], orders.order_type.shape[0])
+    ptabs1 = onb.new_placement_tables_nb(nbk, n_areas, m.adj_indices.shape[0], orders.order_type.shape[0])
+    ofc = pnb.new_order_feature_cache_nb(n_areas)
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
@@ -1519,7 +1542,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders)
             freeze_inactive_nb(state, orders, ew.active)  # G15 (after card play: card 23 activates at once)
             place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype,
-                            oarea)
+                            oarea, ptabs0, ptabs1, ofc)
             for group in range(4):  # 7.3: forced marches, Recon, moves, Withdraw
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                                   group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
@@ -1614,8 +1637,10 @@ def copy_cards_nb(c):
 
 @njit(cache=True)
 def new_log_nb(capacity):
-    """An empty event log (a separate kernel: parfors cannot lower ``np.zeros`` of a record dtype)."""
-    return np.zeros(capacity, dtype=EVENT_DTYPE)
+    """An event log (a separate kernel: parfors cannot lower ``np.empty`` of a record dtype). Not
+    zeroed: :func:`log_event_nb` writes every field of an entry before counting it, and nothing
+    reads past ``ctr[C_EVENTS]``."""
+    return np.empty(capacity, dtype=EVENT_DTYPE)
 
 
 @njit(cache=True)

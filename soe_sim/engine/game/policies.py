@@ -199,6 +199,10 @@ FEATURES = {
 for _v in FEATURES.values():
     assert len(_v) <= N_FEAT
 
+# rows of the per-area arrays of the ORDER features (_order_known_nb)
+K_OWN_N, K_OWN_SP, K_EN_N, K_EN_SP, K_UNSEEN, K_INSUP = range(6)
+N_KNOWN = 6
+
 
 def default_params(name) -> np.ndarray:
     """A copy of the default parameter row of a named policy."""
@@ -232,7 +236,10 @@ class PolicySet(NamedTuple):
     ``ids`` int64 (2,) policy ids · ``params`` float64 (2, N_PARAMS) · ``deck_val`` int64 (2, 16),
     ``deck_prob`` float64 (2, 16), ``deck_n`` int64 (2,): the distinct combat modifiers of each side's
     whole deck and their shares (public knowledge: the blind-draw distribution used for exact odds) ·
-    ``hand_bonus`` (SoE 7.41.2) · ``max_blocks`` (SoE 1.0) · ``cr`` the CombatRules.
+    ``hand_bonus`` (SoE 7.41.2) · ``max_blocks`` (SoE 1.0) · ``cr`` the CombatRules · ``wp_key``
+    int64 (WP_SLOTS,), ``wp_val`` float64 (WP_SLOTS,): the game's memo of
+    :func:`attack_win_prob_nb` (a pure function of its packed inputs and of the game's deck
+    distributions, so a remembered value is the value it would compute).
     """
 
     ids: np.ndarray
@@ -243,6 +250,12 @@ class PolicySet(NamedTuple):
     hand_bonus: int
     max_blocks: int
     cr: object
+    wp_key: np.ndarray
+    wp_val: np.ndarray
+
+
+WP_SLOTS = 4096  # entries of the attack_win_prob_nb memo (open addressing, a power of two)
+WP_PROBES = 16  # slots tried before a value is computed without being remembered
 
 
 @njit(cache=True)
@@ -274,7 +287,8 @@ def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
         else:
             for q in range(deck_n[s]):
                 deck_prob[s, q] /= tot
-    return PolicySet(ids, params, deck_val, deck_prob, deck_n, hand_bonus, max_blocks, cr)
+    return PolicySet(ids, params, deck_val, deck_prob, deck_n, hand_bonus, max_blocks, cr,
+                     np.zeros(WP_SLOTS, dtype=np.int64), np.zeros(WP_SLOTS, dtype=np.float64))
 
 
 @njit(cache=True)
@@ -351,33 +365,68 @@ def attack_win_prob_nb(pol, state, m, side, area, att_sp, att_half, def_sp, def_
     garrison = state.garrison_side[area] == defender
     if def_n <= 0 and not garrison:
         return 1.0
-    a_sp = np.empty(1, dtype=np.int64)
-    a_sp[0] = max(1, int(att_sp))
-    a_half = np.empty(1, dtype=np.bool_)
-    a_half[0] = att_half
-    a_arm = np.zeros(1, dtype=np.int64)
-    a_dir = np.zeros(1, dtype=np.int64)
+    a_sp0 = max(1, int(att_sp))
     n_d = max(def_n, 0)
-    d_sp = np.empty(n_d, dtype=np.int64)
-    d_half = np.zeros(n_d, dtype=np.bool_)
-    d_arm = np.zeros(n_d, dtype=np.int64)
-    rem = np.int64(def_sp + 0.5) - (1 if garrison else 0)
-    for k in range(n_d):
-        share = rem // (n_d - k) if n_d - k > 0 else 0
-        share = max(share, 1)
-        d_sp[k] = share
-        rem -= share
+    sp0 = np.int64(def_sp + 0.5)
     fortified = False
     if via >= 0:
         for e in range(m.adj_indptr[area], m.adj_indptr[area + 1]):
             if m.adj_indices[e] == via and m.adj_fortified[e]:
                 fortified = True
-    eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     front = m.front[area]
     holder = 0 if state.initiative_side[front] == side else 1
+    level = np.int64(state.initiative_level[front])
+    # the memo (PolicySet.wp_key / wp_val): the result depends only on these inputs
+    key = np.int64(0)
+    if 0 <= a_sp0 < 4096 and 0 <= sp0 < 4096 and n_d < 256 and 0 <= level < 32:
+        key = ((((((((np.int64(a_sp0) << 12) | sp0) << 8) | n_d) << 5) | level) << 5)
+               | (side << 4) | ((1 if att_half else 0) << 3) | ((1 if garrison else 0) << 2)
+               | ((1 if fortified else 0) << 1) | holder) + 1
+        mask = pol.wp_key.shape[0] - 1
+        h = (key * np.int64(-7046029254386353131)) >> 40
+        for q in range(WP_PROBES):
+            slot = (h + q) & mask
+            k0 = pol.wp_key[slot]
+            if k0 == key:
+                return pol.wp_val[slot]
+            if k0 == 0:
+                break
+    p = _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level)
+    if key != 0:
+        mask = pol.wp_key.shape[0] - 1
+        h = (key * np.int64(-7046029254386353131)) >> 40
+        for q in range(WP_PROBES):
+            slot = (h + q) & mask
+            if pol.wp_key[slot] == 0:
+                pol.wp_key[slot] = key
+                pol.wp_val[slot] = p
+                break
+    return p
+
+
+@njit(cache=True)
+def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level):
+    """:func:`attack_win_prob_nb` from its reduced inputs (no memo)."""
+    defender = 1 - side
+    a_sp = np.empty(1, dtype=np.int64)
+    a_sp[0] = a_sp0
+    a_half = np.empty(1, dtype=np.bool_)
+    a_half[0] = att_half
+    a_arm = np.zeros(1, dtype=np.int64)
+    a_dir = np.zeros(1, dtype=np.int64)
+    d_sp = np.empty(n_d, dtype=np.int64)
+    d_half = np.zeros(n_d, dtype=np.bool_)
+    d_arm = np.zeros(n_d, dtype=np.int64)
+    rem = sp0 - (1 if garrison else 0)
+    for k in range(n_d):
+        share = rem // (n_d - k) if n_d - k > 0 else 0
+        share = max(share, 1)
+        d_sp[k] = share
+        rem -= share
+    eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     prep = np.empty(bnb.N_PREP, dtype=np.int64)
     bnb.prepare_battle_nb(a_sp, a_half, a_arm, a_dir, d_sp, d_half, d_arm, 0, garrison, False, fortified,
-                          bnb.WITHDRAW_NONE, eff, eff, holder, state.initiative_level[front], pol.cr, prep)
+                          bnb.WITHDRAW_NONE, eff, eff, holder, level, pol.cr, prep)
     res = np.empty(bnb.N_OUT, dtype=np.int64)
     p = 0.0
     for i in range(pol.deck_n[side]):
@@ -454,24 +503,80 @@ def fill_first_features_nb(step, front, feat):
 
 
 @njit(cache=True)
+def _order_known_nb(state, orders, pol, side, known):
+    """The per-area arrays of the ORDER features (``known`` (N_KNOWN, n_areas) float64): what
+    ``side`` knows (:func:`known_areas_nb`) and whether all its blocks there are in supply."""
+    pr = pol.params[side]
+    known_areas_nb(state, orders, side, pr, known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP],
+                   known[K_UNSEEN])
+    insup = known[K_INSUP]
+    insup[:] = 1.0
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
+            if not state.block_in_supply[b]:
+                insup[state.block_area[b]] = 0.0
+
+
+@njit(cache=True)
+def _order_feature_row_nb(state, m, pol, side, t, a, known, row):
+    """One ORDER row (type ``t``, area ``a >= 0``) into ``row`` (zeros on entry)."""
+    own_n = known[K_OWN_N]
+    own_sp = known[K_OWN_SP]
+    en_n = known[K_EN_N]
+    en_sp = known[K_EN_SP]
+    row[0] = t
+    row[1] = a
+    row[2] = m.vp[a]
+    row[3] = _control_sign(state, side, a)
+    row[4] = own_n[a]
+    row[5] = own_sp[a]
+    row[6] = en_n[a]
+    row[7] = en_sp[a]
+    row[8] = _adjacent_sum_nb(m, a, own_sp)
+    row[9] = _adjacent_sum_nb(m, a, en_n)
+    row[10] = _adjacent_sum_nb(m, a, en_sp)
+    row[11] = known[K_INSUP, a]
+    row[12] = 1.0 if state.garrison_side[a] == 1 - side else 0.0
+    row[15] = known[K_UNSEEN, a]
+    forced = t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
+    if t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO:
+        row[14] = m.vp[a]
+        if en_n[a] > 0 or state.garrison_side[a] == 1 - side:
+            row[13] = attack_win_prob_nb(pol, state, m, side, a, row[8], forced, en_sp[a], int(en_n[a]), -1)
+    elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
+        best = 0.0
+        bvp = 0.0
+        for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
+            v = m.adj_indices[e]
+            if v == a:
+                continue
+            if en_n[v] > 0 or state.garrison_side[v] == 1 - side:
+                p = attack_win_prob_nb(pol, state, m, side, v, own_sp[a], forced, en_sp[v], int(en_n[v]), a)
+                if p > best or (p == best and m.vp[v] > bvp):
+                    best = p
+                    bvp = m.vp[v]
+            elif state.control[v] == 1 - side and m.vp[v] > bvp and best == 0.0:
+                bvp = m.vp[v]
+        row[13] = best
+        row[14] = bvp
+    elif t == onb.REORGANIZE:
+        d = 0.0
+        for b in range(state.block_side.shape[0]):
+            if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
+                    and state.block_area[b] == a):
+                d = max(d, np.float64(state.block_max_sp[b] - state.block_sp[b]))
+        row[14] = d
+
+
+@njit(cache=True)
 def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
     """ORDER rows (``legal_orders_nb``): see :data:`FEATURES`. ``p_win``: for a Move To / Forced
     March To into an enemy area, the exact win probability of the own SP adjacent to it; for a Move
     Out / Forced March Out, the best such probability over the enemy-held neighbours (``target_vp``
     their VP, or the VP of an undefended enemy-controlled neighbour)."""
     na = state.control.shape[0]
-    pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
-    insup = np.ones(na, dtype=np.float64)
-    for b in range(state.block_side.shape[0]):
-        if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
-            if not state.block_in_supply[b]:
-                insup[state.block_area[b]] = 0.0
+    known = np.zeros((N_KNOWN, na), dtype=np.float64)
+    _order_known_nb(state, orders, pol, side, known)
     for i in range(n):
         t = otype[i]
         a = oarea[i]
@@ -479,47 +584,55 @@ def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
         feat[i, 1] = a
         if a < 0:
             continue
-        feat[i, 2] = m.vp[a]
-        feat[i, 3] = _control_sign(state, side, a)
-        feat[i, 4] = own_n[a]
-        feat[i, 5] = own_sp[a]
-        feat[i, 6] = en_n[a]
-        feat[i, 7] = en_sp[a]
-        feat[i, 8] = _adjacent_sum_nb(m, a, own_sp)
-        feat[i, 9] = _adjacent_sum_nb(m, a, en_n)
-        feat[i, 10] = _adjacent_sum_nb(m, a, en_sp)
-        feat[i, 11] = insup[a]
-        feat[i, 12] = 1.0 if state.garrison_side[a] == 1 - side else 0.0
-        feat[i, 15] = unseen[a]
-        forced = t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
-        if t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO:
-            feat[i, 14] = m.vp[a]
-            if en_n[a] > 0 or state.garrison_side[a] == 1 - side:
-                feat[i, 13] = attack_win_prob_nb(pol, state, m, side, a, feat[i, 8], forced, en_sp[a],
-                                                 int(en_n[a]), -1)
-        elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
-            best = 0.0
-            bvp = 0.0
-            for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
-                v = m.adj_indices[e]
-                if v == a:
-                    continue
-                if en_n[v] > 0 or state.garrison_side[v] == 1 - side:
-                    p = attack_win_prob_nb(pol, state, m, side, v, own_sp[a], forced, en_sp[v], int(en_n[v]), a)
-                    if p > best or (p == best and m.vp[v] > bvp):
-                        best = p
-                        bvp = m.vp[v]
-                elif state.control[v] == 1 - side and m.vp[v] > bvp and best == 0.0:
-                    bvp = m.vp[v]
-            feat[i, 13] = best
-            feat[i, 14] = bvp
-        elif t == onb.REORGANIZE:
-            d = 0.0
-            for b in range(state.block_side.shape[0]):
-                if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
-                        and state.block_area[b] == a):
-                    d = max(d, np.float64(state.block_max_sp[b] - state.block_sp[b]))
-            feat[i, 14] = d
+        _order_feature_row_nb(state, m, pol, side, t, a, known, feat[i])
+
+
+class OrderFeatureCache(NamedTuple):
+    """The ORDER features of both sides during one placement step (SoE 7.2): the position does not
+    change while orders are placed, so a row (type, area) has the same features at every decision.
+    ``valid`` bool (2,) (cleared by the loop at the start of the step), ``known`` float64 (2,
+    N_KNOWN, n_areas) (:func:`_order_known_nb`), ``rows`` float64 (2, N_ORDER_TYPES * n_areas,
+    N_FEAT) and ``done`` bool (2, N_ORDER_TYPES * n_areas): rows computed so far."""
+
+    valid: np.ndarray
+    known: np.ndarray
+    rows: np.ndarray
+    done: np.ndarray
+
+
+@njit(cache=True)
+def new_order_feature_cache_nb(n_areas):
+    return OrderFeatureCache(np.zeros(2, dtype=np.bool_), np.zeros((2, N_KNOWN, n_areas), dtype=np.float64),
+                             np.zeros((2, onb.N_ORDER_TYPES * n_areas, N_FEAT), dtype=np.float64),
+                             np.zeros((2, onb.N_ORDER_TYPES * n_areas), dtype=np.bool_))
+
+
+@njit(cache=True)
+def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache):
+    """:func:`fill_order_features_nb` through ``cache`` (:class:`OrderFeatureCache`): the same
+    values, each (type, area) row computed once per placement step."""
+    na = state.control.shape[0]
+    if not cache.valid[side]:
+        _order_known_nb(state, orders, pol, side, cache.known[side])
+        cache.done[side, :] = False
+        cache.valid[side] = True
+    known = cache.known[side]
+    rows = cache.rows[side]
+    done = cache.done[side]
+    for i in range(n):
+        t = otype[i]
+        a = oarea[i]
+        if a < 0:
+            feat[i, 0] = t
+            feat[i, 1] = a
+            continue
+        r = t * na + a
+        if not done[r]:
+            rows[r, :] = 0.0
+            _order_feature_row_nb(state, m, pol, side, t, a, known, rows[r])
+            done[r] = True
+        for q in range(N_FEAT):
+            feat[i, q] = rows[r, q]
 
 
 @njit(cache=True)

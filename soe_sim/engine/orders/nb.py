@@ -353,69 +353,127 @@ def _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, start
     return False
 
 
+class PlacementTables(NamedTuple):
+    """Scratch of :func:`legal_orders_nb` for one side (:func:`new_placement_tables_nb`).
+
+    The *static* part (:func:`placement_tables_nb`) depends only on the position, which does not
+    change while orders are placed (SoE 7.2 places markers only): block counts and enemy areas
+    (``cnt``, ``enemy``), closed links ``eb``, the side's blocks (``blocks``, ``meta[M_NBS]``) and
+    their tables ``b_area`` / ``b_row`` / ``b_allow`` / ``b_mask`` (see :func:`_cap_nb`), the
+    areas holding them (``frow``, ``fareas``, ``meta[M_NF]``), movement distances ``dist_r`` /
+    ``reach_r`` / ``reach_k`` from those areas, ``has_dest``, ``has_rail`` and the Recon distances
+    ``recon_d``. The game loop computes it once per side per placement step and then only runs the
+    *dynamic* part (:func:`legal_orders_from_tables_nb`: the matching of the orders already placed
+    and the rows), which uses the remaining arrays as scratch.
+    """
+
+    cnt: np.ndarray
+    enemy: np.ndarray
+    eb: np.ndarray
+    frow: np.ndarray
+    fareas: np.ndarray
+    depth: np.ndarray
+    blocks: np.ndarray
+    b_area: np.ndarray
+    b_row: np.ndarray
+    b_allow: np.ndarray
+    b_mask: np.ndarray
+    dist_r: np.ndarray
+    reach_r: np.ndarray
+    reach_k: np.ndarray
+    has_dest: np.ndarray
+    has_rail: np.ndarray
+    recon_d: np.ndarray
+    queue: np.ndarray
+    src_row: np.ndarray
+    depot_row: np.ndarray
+    depot_dist_row: np.ndarray
+    meta: np.ndarray
+    slot_type: np.ndarray
+    slot_area: np.ndarray
+    visited: np.ndarray
+    from_slot: np.ndarray
+    aug_queue: np.ndarray
+    match_block: np.ndarray
+    match_slot: np.ndarray
+    movable_slot: np.ndarray
+    same: np.ndarray
+    cap_ok: np.ndarray
+
+
+M_NF = 0  # PlacementTables.meta: areas holding the side's blocks
+M_NBS = 1  # the side's blocks on the map
+N_META = 2
+
+
 @njit(cache=True)
-def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allowed, out_type, out_area):
-    """Orders ``side`` may place next on ``front`` (SoE 7.2, 7.11, 7.71).
+def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
+    """An empty :class:`PlacementTables` (allocated once per game and reused)."""
+    n = n_areas
+    nbk = n_blocks
+    return PlacementTables(
+        np.zeros((2, n), dtype=np.int32), np.zeros((2, n), dtype=np.bool_), np.zeros(n_edges, dtype=np.bool_),
+        np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+        np.zeros(nbk, dtype=np.int64), np.full(nbk, -1, dtype=np.int64), np.zeros(nbk, dtype=np.int64),
+        np.full((nbk, 2), -1, dtype=np.int64), np.zeros(nbk, dtype=np.int64),
+        np.full((n, n), UNREACHED, dtype=np.int32), np.zeros((n, n), dtype=np.int32), np.zeros(n, dtype=np.int64),
+        np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.full(n, UNREACHED, dtype=np.int32),
+        np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_),
+        np.zeros(n, dtype=np.int32), np.zeros(N_META, dtype=np.int64),
+        np.zeros(order_capacity + 1, dtype=np.int64), np.zeros(order_capacity + 1, dtype=np.int64),
+        np.zeros(nbk, dtype=np.bool_), np.full(nbk, -1, dtype=np.int64), np.zeros(order_capacity + 2, dtype=np.int64),
+        np.full(nbk, -1, dtype=np.int64), np.full(order_capacity + 1, -1, dtype=np.int64),
+        np.zeros(order_capacity + 1, dtype=np.bool_), np.zeros((N_ORDER_TYPES, n), dtype=np.int32),
+        np.zeros((N_ORDER_TYPES, n), dtype=np.int32))
 
-    ``orders_allowed``: orders of this side on this front this phase (``base_orders_per_front`` +
-    the card's orders, SoE 7.11). Rows ``(out_type[k], out_area[k])`` for every area of the front
-    (``map_arrays.front == front``) and type that passes: the pool (``orules.pool``), at most
-    ``max_same_type_per_area`` of a type per area, the Recon rules (within ``recon_range`` of a
-    friendly block across anything; never an Eastern Link for the Poles) and "an order may only be
-    placed if at least one block can execute it" — with every order already placed keeping its own
-    executing block (reading O2). When the remaining slots are needed for the mandatory Recon(s),
-    only Recon rows are returned (if any Recon is possible). A last row ``(NO_ORDER, -1)`` (stop
-    placing on this front) is added when the mandatory Recon is placed or impossible.
 
-    ``out_type``/``out_area`` need ``N_ORDER_TYPES * n_areas + 1`` rows. Returns the row count (0:
-    nothing to decide).
+@njit(cache=True)
+def placement_tables_nb(state, map_arrays, orules, side, tabs):
+    """Fill the static part of ``tabs`` (:class:`PlacementTables`) for ``side`` from the position.
+
+    Every table is computed in full (distances for Move To / Forced March To, rail, Recon), whatever
+    the pool still allows: :func:`legal_orders_from_tables_nb` reads a table only for the types it
+    may offer or that a placed order needs, so the rows are those of a computation restricted to them.
     """
     n = map_arrays.front.shape[0]
-    if orders.placed[side, front] >= orders_allowed or orders.n_orders[0] >= orders.order_type.shape[0]:
-        return 0
     ip = map_arrays.adj_indptr
     ix = map_arrays.adj_indices
     el = map_arrays.eastern_link
-    fr = map_arrays.front
     nbk = state.block_side.shape[0]
-    ne = ix.shape[0]
-    cnt = np.zeros((2, n), dtype=np.int32)
-    enemy = np.zeros((2, n), dtype=np.bool_)
+    cnt = tabs.cnt
+    enemy = tabs.enemy
     presence_nb(state, cnt, enemy)
     enemy_row = enemy[side]
-    eb = np.zeros(ne, dtype=np.bool_)
+    eb = tabs.eb
     edge_blocked_nb(state, map_arrays, side, cnt, eb)
 
-    n_ord = orders.n_orders[0]
-    # which parts are needed: a type matters when rows of it may still be offered (pool) or when a
-    # placed order of it needs its executing block (matching)
-    relevant = np.zeros(N_ORDER_TYPES, dtype=np.bool_)
-    for t in range(N_ORDER_TYPES):
-        relevant[t] = orders.pool_used[side, t] < orules.pool[t]
-    for o in range(n_ord):
-        if orders.order_side[o] == side and orders.order_status[o] == PLACED:
-            relevant[orders.order_type[o]] = True
-    need_to = relevant[MOVE_TO] or relevant[FORCED_MARCH_TO]
-
     # the side's blocks and the areas holding them (one distance row per area)
-    frow = np.full(n, -1, dtype=np.int64)
-    fareas = np.empty(n, dtype=np.int64)
+    frow = tabs.frow
+    fareas = tabs.fareas
     nf = 0
     for a in range(n):
+        frow[a] = -1
         if cnt[side, a] > 0:
             frow[a] = nf
             fareas[nf] = a
             nf += 1
     nr = max(nf, 1)
-    depth = np.zeros(nr, dtype=np.int64)  # BFS depth per row: the largest allowance used there
-    blocks = np.empty(nbk, dtype=np.int64)
+    depth = tabs.depth  # BFS depth per row: the largest allowance used there
+    for r in range(nr):
+        depth[r] = 0
+    blocks = tabs.blocks
     nbs = 0
-    b_area = np.full(nbk, -1, dtype=np.int64)
-    b_row = np.zeros(nbk, dtype=np.int64)
-    b_allow = np.full((nbk, 2), -1, dtype=np.int64)
-    b_mask = np.zeros(nbk, dtype=np.int64)
+    b_area = tabs.b_area
+    b_row = tabs.b_row
+    b_allow = tabs.b_allow
+    b_mask = tabs.b_mask
     any_sup = False
     for b in range(nbk):
+        b_area[b] = -1
+        b_row[b] = 0
+        b_allow[b, 0] = -1
+        b_allow[b, 1] = -1
+        b_mask[b] = 0
         if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
             blocks[nbs] = b
             nbs += 1
@@ -428,22 +486,28 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                 arm = state.block_arm[b]
                 b_allow[b, 0] = allowance_nb(orules, arm, False)
                 b_allow[b, 1] = allowance_nb(orules, arm, True)
-                if need_to:
-                    depth[r] = max(depth[r], b_allow[b, 0], b_allow[b, 1])
+                depth[r] = max(depth[r], b_allow[b, 0], b_allow[b, 1])
+    tabs.meta[M_NF] = nf
+    tabs.meta[M_NBS] = nbs
 
     # movement distances (SoE 7.31) from every area with blocks that may Move To / Forced March
     # To, up to their largest allowance (exact below it; reach_r[r, :reach_k[r]]: the areas
     # reached, BFS order, the start first)
-    dist_r = np.full((nr, n), UNREACHED, dtype=np.int32)
-    reach_r = np.empty((nr, n), dtype=np.int32)
-    reach_k = np.zeros(nr, dtype=np.int64)
+    dist_r = tabs.dist_r
+    reach_r = tabs.reach_r
+    reach_k = tabs.reach_k
+    for r in range(nr):
+        for i in range(n):
+            dist_r[r, i] = UNREACHED
+        reach_k[r] = 0
     for r in range(nf):
         if depth[r] > 0:
             reach_k[r] = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, fareas[r], depth[r],
                                        False, dist_r[r], 0, dist_r[r], reach_r[r])
     # Move Out / Forced March Out need a destination: an open link to an enterable neighbour
     max_allow = max(orules.forced_infantry, orules.forced_cavalry, orules.forced_leader)
-    has_dest = np.zeros(n, dtype=np.bool_)
+    has_dest = tabs.has_dest
+    has_dest[:] = False
     if max_allow >= 1:
         for r in range(nf):
             a = fareas[r]
@@ -453,13 +517,12 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                     has_dest[a] = True
                     break
     # rail transport (SoE 7.6): supply depots now; a rail move exists iff a first rail link can be taken
-    has_rail = np.zeros(n, dtype=np.bool_)
-    if relevant[RAIL_TRANSPORT] and any_sup and orules.rail_max_areas >= 1:
-        src_row = np.empty(n, dtype=np.int32)
-        depot_row = np.zeros(n, dtype=np.bool_)
-        dd = np.empty(n, dtype=np.int32)
+    has_rail = tabs.has_rail
+    has_rail[:] = False
+    if any_sup and orules.rail_max_areas >= 1:
+        dd = tabs.depot_dist_row
         side_depots_nb(ip, ix, el, map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side,
-                       src_row, depot_row, dd)
+                       tabs.src_row, tabs.depot_row, dd)
         for r in range(nf):
             a = fareas[r]
             for e in range(ip[a], ip[a + 1]):
@@ -474,27 +537,27 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                 has_rail[a] = True
                 break
     # recon range (SoE 7.2: "within a range of 3 areas (even across enemy blocks)")
-    recon_d = np.full(n, UNREACHED, dtype=np.int32)
-    if orders.pool_used[side, RECON] < orules.pool[RECON]:
-        queue = np.empty(n, dtype=np.int32)
-        head = 0
-        tail = 0
-        for a in range(n):
-            if cnt[side, a] > 0:
-                recon_d[a] = 0
-                queue[tail] = a
+    recon_d = tabs.recon_d
+    recon_d[:] = UNREACHED
+    queue = tabs.queue
+    head = 0
+    tail = 0
+    for a in range(n):
+        if cnt[side, a] > 0:
+            recon_d[a] = 0
+            queue[tail] = a
+            tail += 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if recon_d[u] >= orules.recon_range:
+            continue
+        for e in range(ip[u], ip[u + 1]):
+            v = ix[e]
+            if recon_d[v] == UNREACHED and enterable_nb(el, side, v):
+                recon_d[v] = recon_d[u] + 1
+                queue[tail] = v
                 tail += 1
-        while head < tail:
-            u = queue[head]
-            head += 1
-            if recon_d[u] >= orules.recon_range:
-                continue
-            for e in range(ip[u], ip[u + 1]):
-                v = ix[e]
-                if recon_d[v] == UNREACHED and enterable_nb(el, side, v):
-                    recon_d[v] = recon_d[u] + 1
-                    queue[tail] = v
-                    tail += 1
 
     # own-area capabilities per block (see _cap_nb)
     for q in range(nbs):
@@ -512,9 +575,32 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
             m |= 1 << RAIL_TRANSPORT
         b_mask[b] = m
 
+
+@njit(cache=True)
+def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_allowed, tabs, out_type, out_area):
+    """The rows of :func:`legal_orders_nb` from ``tabs`` (:class:`PlacementTables` of ``side``, static
+    part filled by :func:`placement_tables_nb` on the current position)."""
+    n = map_arrays.front.shape[0]
+    if orders.placed[side, front] >= orders_allowed or orders.n_orders[0] >= orders.order_type.shape[0]:
+        return 0
+    el = map_arrays.eastern_link
+    fr = map_arrays.front
+    nbk = tabs.b_area.shape[0]
+    n_ord = orders.n_orders[0]
+    nbs = tabs.meta[M_NBS]
+    blocks = tabs.blocks
+    b_area = tabs.b_area
+    b_row = tabs.b_row
+    b_allow = tabs.b_allow
+    b_mask = tabs.b_mask
+    dist_r = tabs.dist_r
+    reach_r = tabs.reach_r
+    reach_k = tabs.reach_k
+    recon_d = tabs.recon_d
+
     # matching of the orders already placed (each keeps its own executing block, O2)
-    slot_type = np.empty(n_ord + 1, dtype=np.int64)
-    slot_area = np.empty(n_ord + 1, dtype=np.int64)
+    slot_type = tabs.slot_type
+    slot_area = tabs.slot_area
     ns = 0
     for o in range(n_ord):
         if (orders.order_side[o] == side and orders.order_status[o] == PLACED
@@ -522,17 +608,22 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
             slot_type[ns] = orders.order_type[o]
             slot_area[ns] = orders.order_area[o]
             ns += 1
-    visited = np.zeros(nbk, dtype=np.bool_)
-    from_slot = np.full(nbk, -1, dtype=np.int64)
-    aug_queue = np.empty(n_ord + 2, dtype=np.int64)
-    match_block = np.full(nbk, -1, dtype=np.int64)
-    match_slot = np.full(n_ord + 1, -1, dtype=np.int64)
+    visited = tabs.visited
+    from_slot = tabs.from_slot
+    aug_queue = tabs.aug_queue[:n_ord + 2]
+    match_block = tabs.match_block
+    match_slot = tabs.match_slot
+    movable_slot = tabs.movable_slot
+    for b in range(nbk):
+        match_block[b] = -1
+    for o in range(n_ord + 1):
+        match_slot[o] = -1
+        movable_slot[o] = False
     for o in range(ns):
         _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, o, match_block, match_slot,
                  blocks, nbs, visited, from_slot, aug_queue)
     # slots that can hand their block over: an alternating path leads from them to a free block
     # (a new order can then be matched through a capable block they hold)
-    movable_slot = np.zeros(n_ord + 1, dtype=np.bool_)
     changed = ns > 0
     while changed:
         changed = False
@@ -551,15 +642,16 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                     changed = True
                     break
 
-    same = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
+    same = tabs.same
+    same[:, :] = 0
     for o in range(n_ord):
         if orders.order_side[o] == side and orders.order_status[o] != REMOVED:
             same[orders.order_type[o], orders.order_area[o]] += 1
 
-    # per (type, area): blocks that could execute it, and those that could while every placed
-    # order keeps an executing block (free, or held by a slot that can hand it over)
-    cap_any = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
-    cap_ok = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
+    # per (type, area): blocks that could execute it while every placed order keeps an executing
+    # block (free, or held by a slot that can hand it over)
+    cap_ok = tabs.cap_ok
+    cap_ok[:, :] = 0
     for q in range(nbs):
         b = blocks[q]
         a = b_area[b]
@@ -572,16 +664,13 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                 continue
             d = dist_r[r, i]
             if d <= b_allow[b, 0]:
-                cap_any[MOVE_TO, i] += 1
                 cap_ok[MOVE_TO, i] += ok
             if d <= b_allow[b, 1]:
-                cap_any[FORCED_MARCH_TO, i] += 1
                 cap_ok[FORCED_MARCH_TO, i] += ok
         if fr[a] == front:
             m = b_mask[b]
             for t in range(N_ORDER_TYPES):
                 if ((m >> t) & 1) != 0:
-                    cap_any[t, a] += 1
                     cap_ok[t, a] += ok
 
     owed = orules.mandatory_recon - orders.recon_placed[side, front]
@@ -620,6 +709,33 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
         out_area[k] = -1
         k += 1
     return k
+
+
+@njit(cache=True)
+def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allowed, out_type, out_area):
+    """Orders ``side`` may place next on ``front`` (SoE 7.2, 7.11, 7.71).
+
+    ``orders_allowed``: orders of this side on this front this phase (``base_orders_per_front`` +
+    the card's orders, SoE 7.11). Rows ``(out_type[k], out_area[k])`` for every area of the front
+    (``map_arrays.front == front``) and type that passes: the pool (``orules.pool``), at most
+    ``max_same_type_per_area`` of a type per area, the Recon rules (within ``recon_range`` of a
+    friendly block across anything; never an Eastern Link for the Poles) and "an order may only be
+    placed if at least one block can execute it" — with every order already placed keeping its own
+    executing block (reading O2). When the remaining slots are needed for the mandatory Recon(s),
+    only Recon rows are returned (if any Recon is possible). A last row ``(NO_ORDER, -1)`` (stop
+    placing on this front) is added when the mandatory Recon is placed or impossible.
+
+    ``out_type``/``out_area`` need ``N_ORDER_TYPES * n_areas + 1`` rows. Returns the row count (0:
+    nothing to decide). The game loop keeps the :class:`PlacementTables` of each side for the whole
+    placement step (:func:`placement_tables_nb` once, then :func:`legal_orders_from_tables_nb`).
+    """
+    if orders.placed[side, front] >= orders_allowed or orders.n_orders[0] >= orders.order_type.shape[0]:
+        return 0
+    tabs = new_placement_tables_nb(state.block_side.shape[0], map_arrays.front.shape[0],
+                                   map_arrays.adj_indices.shape[0], orders.order_type.shape[0])
+    placement_tables_nb(state, map_arrays, orules, side, tabs)
+    return legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_allowed, tabs, out_type,
+                                       out_area)
 
 
 @njit(cache=True)
