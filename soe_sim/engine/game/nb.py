@@ -318,7 +318,7 @@ class EventWork(NamedTuple):
 # Event log
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def log_event_nb(log, ctr, state, kind, side, area, area2, block, value, value2):
     """Append one event (stamped with the state's round and phase); False when the log is full
     (the loop then aborts with ``ABORT.LOG_FULL``)."""
@@ -372,7 +372,7 @@ def _log_vp_change_nb(state, log, ctr, old, cause, area):
 # Decisions
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def feat_buffer_nb(policies, side, n):
     """The feature matrix of a decision: ``(n, N_FEAT)`` zeros when ``side``'s policy reads features
     (every policy but ``random``) and there is a choice, else an empty ``(0, N_FEAT)`` array (the
@@ -382,7 +382,7 @@ def feat_buffer_nb(policies, side, n):
     return np.zeros((n, N_FEAT), dtype=np.float64)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decide_nb(policies, side, kind, n, feat, rng_policy, ctr, cfg):
     """Ask ``side``'s policy for an option in ``0..n-1`` (0 when ``n <= 1`` or the game is aborting).
 
@@ -410,19 +410,45 @@ def decide_nb(policies, side, kind, n, feat, rng_policy, ctr, cfg):
     return k
 
 
+@njit(cache=True)
+def decide_scores_nb(policies, side, n, scores, rng_policy, ctr, cfg):
+    """:func:`decide_nb` for a scripted policy (``pnb.is_scripted_nb``) whose option scores are
+    already known (``scores[:n]``, the values :func:`~soe_sim.engine.game.policies.score_options_nb`
+    gives for the decision's features): the same steps, caps and choice
+    (:func:`~soe_sim.engine.game.policies.argmax_tie_nb` on the side's policy stream)."""
+    ctr[C_STEPS] += 1
+    if ctr[C_ABORT] != ABORT.NONE:
+        return 0
+    if ctr[C_STEPS] > cfg.max_steps:
+        ctr[C_ABORT] = ABORT.TOTAL_STEPS
+        return 0
+    if ctr[C_STEPS] - ctr[C_PHASE_STEP0] > cfg.max_phase_steps:
+        ctr[C_ABORT] = ABORT.PHASE_STEPS
+        return 0
+    if n <= 1:
+        return 0
+    k = pnb.argmax_tie_nb(scores, n, rng_policy[side:side + 1])
+    if k < 0 or k >= n:
+        k = 0
+    return k
+
+
 # --------------------------------------------------------------------------------------------------
 # Block bookkeeping
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison):
-    snap_status[:] = state.block_status
-    snap_area[:] = state.block_area
-    snap_sp[:] = state.block_sp
-    snap_garrison[:] = state.garrison_side
+    # element loops: an array-to-array slice assignment may allocate a temporary (no NRT here)
+    for b in range(snap_status.shape[0]):
+        snap_status[b] = state.block_status[b]
+        snap_area[b] = state.block_area[b]
+        snap_sp[b] = state.block_sp[b]
+    for i in range(snap_garrison.shape[0]):
+        snap_garrison[i] = state.garrison_side[i]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def log_diff_nb(state, log, ctr, cause, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
     """Log every block / garrison change since the snapshot, and keep the elimination trackers."""
     for b in range(state.block_side.shape[0]):
@@ -576,7 +602,7 @@ def unhide_nb(state, hidden):
             hidden[b] = False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail):
     """G15: drop the move / rail rows that take a block where its nation may not go
     (``cfg.nation_move_ok``: a ``neutral_nation``'s ``max_distance`` from its capital). Returns the
@@ -793,10 +819,14 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                 n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, tabs, otype, oarea)
             placed = False
             if n > 0:
-                feat = feat_buffer_nb(policies, s, n)
-                if feat.shape[0] > 0:
-                    pnb.fill_order_features_cached_nb(state, orders, m, policies, s, otype, oarea, n, feat, ofc)
-                j = decide_nb(policies, s, DECISION.ORDER, n, feat, rng_policy, ctr, cfg)
+                if n > 1 and pnb.is_scripted_nb(policies, s):  # the scores of the rows, cached per row
+                    pnb.order_scores_cached_nb(state, orders, m, policies, s, otype, oarea, n, ofc, ofc.scores)
+                    j = decide_scores_nb(policies, s, n, ofc.scores, rng_policy, ctr, cfg)
+                else:
+                    feat = feat_buffer_nb(policies, s, n)
+                    if feat.shape[0] > 0:
+                        pnb.fill_order_features_cached_nb(state, orders, m, policies, s, otype, oarea, n, feat, ofc)
+                    j = decide_nb(policies, s, DECISION.ORDER, n, feat, rng_policy, ctr, cfg)
                 if otype[j] != onb.NO_ORDER:
                     o = onb.place_order_nb(state, orders, s, f, otype[j], oarea[j])
                     if o >= 0:
@@ -830,7 +860,7 @@ def _is_group_nb(t, group):
 @njit(cache=True)
 def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o, mv_block,
                       mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
-                      snap_garrison, elim_ever, destroyed_ever, reorg_rows):
+                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr):
     s = orders.order_side[o]
     t = orders.order_type[o]
     a = orders.order_area[o]
@@ -841,7 +871,8 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             if rail:
                 n = onb.legal_rail_nb(state, orders, m, orules, o, mv_block, mv_dest)
             else:
-                n = onb.legal_moves_nb(state, orders, m, orules, o, mv_block, mv_dest, mv_via, mv_detach)
+                n = onb.legal_moves_scratch_nb(state, orders, m, orules, o, mv_block, mv_dest, mv_via, mv_detach,
+                                               mscr)
             n = min(n, mv_block.shape[0])
             n = filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail)  # G15
             if n == 0:
@@ -910,7 +941,7 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
 @njit(cache=True)
 def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, group,
                       mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
-                      snap_garrison, elim_ever, destroyed_ever, reorg_rows):
+                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr):
     """SoE 7.3: one order group (0 forced marches, 1 Recon, 2 moves, 3 Withdraw, 4 Reorganize, 5 Rail
     Transport): per front (north first), the initiative holder chooses which side executes first;
     each side executes its orders of the group in placement order (G8)."""
@@ -931,7 +962,7 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                     continue
                 _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o,
                                   mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
-                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr)
                 if ctr[C_ABORT] != ABORT.NONE:
                     return
 
@@ -1092,6 +1123,23 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     add_vp_nb(state, log, ctr, oos_vp[0], CAUSE.SUPPLY, -1)
 
 
+@njit(cache=True, _nrt=False)
+def _overstacked_nb(state, m, er, side, cnt):
+    """Does ``side`` have more than ``er.max_blocks`` blocks in an area that is not an Eastern Link
+    (SoE 7.33, 1.4)? ``cnt`` (2, n_areas) int32 scratch (row ``side`` overwritten)."""
+    row = cnt[side]
+    for i in range(row.shape[0]):
+        row[i] = 0
+    for b in range(state.block_side.shape[0]):
+        a = state.block_area[b]
+        if state.block_side[b] == side and state.block_status[b] == STATUS.ON_MAP and a >= 0:
+            row[a] += 1
+    for i in range(row.shape[0]):
+        if row[i] > er.max_blocks and not m.eastern_link[i]:
+            return True
+    return False
+
+
 @njit(cache=True)
 def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                 snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
@@ -1104,6 +1152,9 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     insup = state.block_in_supply.copy()  # block_supply_nb writes per-block supply: keep 7.7's result
     snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
     for s in range(2):
+        if not _overstacked_nb(state, m, er, s, blocks):
+            continue  # nothing to pull back: overstack_pullback_nb would change nothing (the supply
+            #           scratch computed below is not read after this function)
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
         supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
@@ -1494,6 +1545,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     ptabs0 = onb.new_placement_tables_nb(nbk, n_areas, m.adj_indices.shape[0], orders.order_type.shape[0])
     ptabs1 = onb.new_placement_tables_nb(nbk, n_areas, m.adj_indices.shape[0], orders.order_type.shape[0])
     ofc = pnb.new_order_feature_cache_nb(n_areas)
+    mscr = onb.new_move_scratch_nb(nbk, m)
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
@@ -1546,14 +1598,14 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             for group in range(4):  # 7.3: forced marches, Recon, moves, Withdraw
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                                   group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
-                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr)
             battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                        block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                        destroyed_ever)
             for group in range(4, 6):  # 7.5 Reorganize, 7.6 Rail Transport
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                                   group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
-                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr)
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
@@ -1662,6 +1714,117 @@ def with_etable_nb(cfg, etable):
                       cfg.n_conditions, cfg.nation_active, cfg.nation_area_ok, cfg.kaunas, cfg.no_reinforcement_phase,
                       cfg.two_front, cfg.card_fronts, cfg.vp_leader_killed, cfg.vp_leader_captured, cfg.max_steps,
                       cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok, etable)
+
+
+@njit(cache=True, nogil=True)
+def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, params, seeds, log_capacity,
+                         out):
+    """:func:`play_games_nb` one game after the other, without the GIL (``cfg`` with its event
+    table): the engine's :func:`~soe_sim.engine.game.play_games` runs chunks of games in Python
+    threads, each thread with its own copy of the read-only inputs so that the reference counts of
+    their arrays are not shared between cores. One event log serves every game of the chunk (its
+    entries are written before they are counted). ``out`` (n_games, N_RES) int64."""
+    log = np.empty(log_capacity, dtype=EVENT_DTYPE)
+    ctr = np.zeros(N_CTR, dtype=np.int64)
+    for g in range(seeds.shape[0]):
+        st = copy_state_nb(state0)
+        cs = copy_cards_nb(cs0)
+        orders = copy_orders_nb(orders0)
+        rng_chance = seeds[g, 0:1].copy()
+        rng_policy = seeds[g, 1:3].copy()
+        play_game_params_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, params, rng_chance,
+                            rng_policy, log, ctr, out[g])
+
+
+# --------------------------------------------------------------------------------------------------
+# Stream seeds of many games (numpy's SeedSequence, replicated)
+
+_SS_INIT_A = 0x43B0D7E5
+_SS_MULT_A = 0x931E8875
+_SS_INIT_B = 0x8B51F9DD
+_SS_MULT_B = 0x58F38DED
+_SS_MIX_MULT_L = 0xCA01F9DD
+_SS_MIX_MULT_R = 0x4973F715
+_M32 = 0xFFFFFFFF
+
+
+@njit(cache=True)
+def _ss_pool_nb(words, n_words, pool_size, pool):
+    """``numpy.random.SeedSequence``'s entropy pool (``mix_entropy``) of the uint32 entropy words
+    ``words[:n_words]`` (held in uint64)."""
+    hc = np.uint64(_SS_INIT_A)
+    for i in range(pool_size):
+        v = words[i] if i < n_words else np.uint64(0)
+        v ^= hc
+        hc = (hc * np.uint64(_SS_MULT_A)) & np.uint64(_M32)
+        v = (v * hc) & np.uint64(_M32)
+        v ^= v >> np.uint64(16)
+        pool[i] = v
+    for i_src in range(pool_size):
+        for i_dst in range(pool_size):
+            if i_src != i_dst:
+                v = pool[i_src]
+                v ^= hc
+                hc = (hc * np.uint64(_SS_MULT_A)) & np.uint64(_M32)
+                v = (v * hc) & np.uint64(_M32)
+                v ^= v >> np.uint64(16)
+                r = (np.uint64(_SS_MIX_MULT_L) * pool[i_dst] - np.uint64(_SS_MIX_MULT_R) * v) & np.uint64(_M32)
+                r ^= r >> np.uint64(16)
+                pool[i_dst] = r
+    for i_src in range(pool_size, n_words):
+        for i_dst in range(pool_size):
+            v = words[i_src]
+            v ^= hc
+            hc = (hc * np.uint64(_SS_MULT_A)) & np.uint64(_M32)
+            v = (v * hc) & np.uint64(_M32)
+            v ^= v >> np.uint64(16)
+            r = (np.uint64(_SS_MIX_MULT_L) * pool[i_dst] - np.uint64(_SS_MIX_MULT_R) * v) & np.uint64(_M32)
+            r ^= r >> np.uint64(16)
+            pool[i_dst] = r
+
+
+@njit(cache=True)
+def _ss_state64_nb(pool, pool_size):
+    """``generate_state(1, dtype=uint64)[0]`` of a SeedSequence with entropy pool ``pool``."""
+    hc = np.uint64(_SS_INIT_B)
+    w = np.zeros(2, dtype=np.uint64)
+    for i in range(2):
+        v = pool[i % pool_size]
+        v ^= hc
+        hc = (hc * np.uint64(_SS_MULT_B)) & np.uint64(_M32)
+        v = (v * hc) & np.uint64(_M32)
+        v ^= v >> np.uint64(16)
+        w[i] = v
+    return w[0] | (w[1] << np.uint64(32))
+
+
+@njit(cache=True)
+def game_stream_seeds_nb(prefix, pool_size, start, out):
+    """The stream seeds of games ``start .. start + out.shape[0] - 1`` of a batch: row ``g`` of ``out``
+    (n, 3) uint64 = ``chunk_seeds(SeedSequence(entropy, spawn_key=key + (start + g,)), 3)``, i.e. child
+    ``j`` has spawn key ``key + (game, j)``. ``prefix`` (uint64) holds the uint32 words of the batch's
+    entropy (zero-padded to ``pool_size``) followed by those of ``key`` (see
+    :func:`soe_sim.engine.game.game_stream_seeds`)."""
+    k = prefix.shape[0]
+    words = np.zeros(k + 4, dtype=np.uint64)
+    for q in range(k):
+        words[q] = prefix[q]
+    pool = np.zeros(pool_size, dtype=np.uint64)
+    for g in range(out.shape[0]):
+        i = np.uint64(start + g)
+        nw = k
+        if i == 0:
+            words[nw] = 0
+            nw += 1
+        else:
+            while i > 0:
+                words[nw] = i & np.uint64(_M32)
+                i >>= np.uint64(32)
+                nw += 1
+        for j in range(3):
+            words[nw] = j
+            _ss_pool_nb(words, nw + 1, pool_size, pool)
+            out[g, j] = _ss_state64_nb(pool, pool_size)
 
 
 @njit(cache=True, parallel=True)

@@ -297,6 +297,13 @@ def wants_features_nb(pol, side):
     return pol.ids[side] != POLICY_RANDOM
 
 
+@njit(cache=True)
+def is_scripted_nb(pol, side):
+    """True when ``side``'s policy is a scripted one (:func:`score_options_nb` + :func:`argmax_tie_nb`)."""
+    pid = pol.ids[side]
+    return pid == POLICY_AGGRESSIVE or pid == POLICY_DEFENSIVE or pid == POLICY_BALANCED
+
+
 # --------------------------------------------------------------------------------------------------
 # What a side knows
 
@@ -358,11 +365,23 @@ def attack_win_prob_nb(pol, state, m, side, area, att_sp, att_half, def_sp, def_
     """Exact probability that ``side`` attacking ``area`` with ``att_sp`` SP (halved for a forced
     march) beats ``def_sp`` SP in ``def_n`` blocks (+ the area's enemy garrison, fortification of the
     link from ``via``), both sides drawing their combat card blind from their deck distribution
-    (SoE 7.41; battle kernel :func:`soe_sim.battle.nb.resolve_nb`)."""
+    (SoE 7.41; battle kernel :func:`soe_sim.battle.nb.resolve_nb`). Remembered per game in
+    ``pol.wp_key`` / ``pol.wp_val`` (:func:`_win_prob_nb`)."""
+    return _win_prob_nb(pol, pol.wp_key, pol.wp_val, m.adj_indptr, m.adj_indices, m.adj_fortified, m.front,
+                        state.garrison_side, state.initiative_side, state.initiative_level, side, area, att_sp,
+                        att_half, def_sp, def_n, via)
+
+
+@njit(cache=True, inline="always")
+def _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front, garrison_side,
+                 initiative_side, initiative_level, side, area, att_sp, att_half, def_sp, def_n, via):
+    """:func:`attack_win_prob_nb` on the arrays it reads (``wp_key`` / ``wp_val`` = the memo of
+    ``pol``), for hot loops: inlined, with no named-tuple field read outside the memo miss (each
+    such read costs reference counting in a loop)."""
     if att_sp <= 0:
         return 0.0
     defender = 1 - side
-    garrison = state.garrison_side[area] == defender
+    garrison = garrison_side[area] == defender
     if def_n <= 0 and not garrison:
         return 1.0
     a_sp0 = max(1, int(att_sp))
@@ -370,41 +389,44 @@ def attack_win_prob_nb(pol, state, m, side, area, att_sp, att_half, def_sp, def_
     sp0 = np.int64(def_sp + 0.5)
     fortified = False
     if via >= 0:
-        for e in range(m.adj_indptr[area], m.adj_indptr[area + 1]):
-            if m.adj_indices[e] == via and m.adj_fortified[e]:
+        for e in range(adj_indptr[area], adj_indptr[area + 1]):
+            if adj_indices[e] == via and adj_fortified[e]:
                 fortified = True
-    front = m.front[area]
-    holder = 0 if state.initiative_side[front] == side else 1
-    level = np.int64(state.initiative_level[front])
-    # the memo (PolicySet.wp_key / wp_val): the result depends only on these inputs
+    front = area_front[area]
+    holder = 0 if initiative_side[front] == side else 1
+    level = np.int64(initiative_level[front])
+    # the memo: the result depends only on these inputs (and the game's deck distributions)
     key = np.int64(0)
+    mask = wp_key.shape[0] - 1
+    h = np.int64(0)
     if 0 <= a_sp0 < 4096 and 0 <= sp0 < 4096 and n_d < 256 and 0 <= level < 32:
         key = ((((((((np.int64(a_sp0) << 12) | sp0) << 8) | n_d) << 5) | level) << 5)
                | (side << 4) | ((1 if att_half else 0) << 3) | ((1 if garrison else 0) << 2)
                | ((1 if fortified else 0) << 1) | holder) + 1
-        mask = pol.wp_key.shape[0] - 1
         h = (key * np.int64(-7046029254386353131)) >> 40
+    p = -1.0
+    if key != 0:
         for q in range(WP_PROBES):
             slot = (h + q) & mask
-            k0 = pol.wp_key[slot]
+            k0 = wp_key[slot]
             if k0 == key:
-                return pol.wp_val[slot]
+                p = wp_val[slot]
+                break
             if k0 == 0:
                 break
-    p = _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level)
-    if key != 0:
-        mask = pol.wp_key.shape[0] - 1
-        h = (key * np.int64(-7046029254386353131)) >> 40
-        for q in range(WP_PROBES):
-            slot = (h + q) & mask
-            if pol.wp_key[slot] == 0:
-                pol.wp_key[slot] = key
-                pol.wp_val[slot] = p
-                break
+    if p < 0.0:
+        p = _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level)
+        if key != 0:
+            for q in range(WP_PROBES):
+                slot = (h + q) & mask
+                if wp_key[slot] == 0:
+                    wp_key[slot] = key
+                    wp_val[slot] = p
+                    break
     return p
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level):
     """:func:`attack_win_prob_nb` from its reduced inputs (no memo)."""
     defender = 1 - side
@@ -517,55 +539,117 @@ def _order_known_nb(state, orders, pol, side, known):
                 insup[state.block_area[b]] = 0.0
 
 
-@njit(cache=True)
-def _order_feature_row_nb(state, m, pol, side, t, a, known, row):
-    """One ORDER row (type ``t``, area ``a >= 0``) into ``row`` (zeros on entry)."""
-    own_n = known[K_OWN_N]
-    own_sp = known[K_OWN_SP]
-    en_n = known[K_EN_N]
-    en_sp = known[K_EN_SP]
-    row[0] = t
-    row[1] = a
-    row[2] = m.vp[a]
-    row[3] = _control_sign(state, side, a)
-    row[4] = own_n[a]
-    row[5] = own_sp[a]
-    row[6] = en_n[a]
-    row[7] = en_sp[a]
-    row[8] = _adjacent_sum_nb(m, a, own_sp)
-    row[9] = _adjacent_sum_nb(m, a, en_n)
-    row[10] = _adjacent_sum_nb(m, a, en_sp)
-    row[11] = known[K_INSUP, a]
-    row[12] = 1.0 if state.garrison_side[a] == 1 - side else 0.0
-    row[15] = known[K_UNSEEN, a]
+@njit(cache=True, inline="always")
+def _adjacent_known_nb(adj_indptr, adj_indices, a, known, k):
+    """:func:`_adjacent_sum_nb` of row ``k`` of ``known``."""
+    t = 0.0
+    for e in range(adj_indptr[a], adj_indptr[a + 1]):
+        v = adj_indices[e]
+        if v != a:
+            t += known[k, v]
+    return t
+
+
+@njit(cache=True, inline="always")
+def _order_area_cols_nb(vp, adj_indptr, adj_indices, control, garrison_side, side, a, known, rows, r):
+    """The ORDER columns that depend only on the area ``a >= 0`` (all but type, area, p_win and
+    target_vp) into ``rows[r]`` (arrays only: inlined in loops)."""
+    rows[r, 2] = vp[a]
+    c = control[a]
+    rows[r, 3] = 1.0 if c == side else (-1.0 if c == 1 - side else 0.0)  # _control_sign
+    rows[r, 4] = known[K_OWN_N, a]
+    rows[r, 5] = known[K_OWN_SP, a]
+    rows[r, 6] = known[K_EN_N, a]
+    rows[r, 7] = known[K_EN_SP, a]
+    rows[r, 8] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_OWN_SP)
+    rows[r, 9] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_EN_N)
+    rows[r, 10] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_EN_SP)
+    rows[r, 11] = known[K_INSUP, a]
+    rows[r, 12] = 1.0 if garrison_side[a] == 1 - side else 0.0
+    rows[r, 15] = known[K_UNSEEN, a]
+
+
+@njit(cache=True, inline="always")
+def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fortified, area_front, control,
+                        garrison_side, initiative_side, initiative_level, block_side, block_status, block_area,
+                        block_sp, block_max_sp, side, t, a, known, rows, r):
+    """The ORDER columns type, area, p_win and target_vp of row (``t``, ``a >= 0``) into ``rows[r]``
+    (its area columns already filled; arrays only: inlined in loops)."""
+    rows[r, 0] = t
+    rows[r, 1] = a
     forced = t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
     if t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO:
-        row[14] = m.vp[a]
-        if en_n[a] > 0 or state.garrison_side[a] == 1 - side:
-            row[13] = attack_win_prob_nb(pol, state, m, side, a, row[8], forced, en_sp[a], int(en_n[a]), -1)
+        rows[r, 14] = vp[a]
+        if known[K_EN_N, a] > 0 or garrison_side[a] == 1 - side:
+            rows[r, 13] = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front,
+                                       garrison_side, initiative_side, initiative_level, side, a, rows[r, 8],
+                                       forced, known[K_EN_SP, a], int(known[K_EN_N, a]), -1)
     elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
         best = 0.0
         bvp = 0.0
-        for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
-            v = m.adj_indices[e]
+        for e in range(adj_indptr[a], adj_indptr[a + 1]):
+            v = adj_indices[e]
             if v == a:
                 continue
-            if en_n[v] > 0 or state.garrison_side[v] == 1 - side:
-                p = attack_win_prob_nb(pol, state, m, side, v, own_sp[a], forced, en_sp[v], int(en_n[v]), a)
-                if p > best or (p == best and m.vp[v] > bvp):
+            if known[K_EN_N, v] > 0 or garrison_side[v] == 1 - side:
+                p = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front,
+                                 garrison_side, initiative_side, initiative_level, side, v, known[K_OWN_SP, a],
+                                 forced, known[K_EN_SP, v], int(known[K_EN_N, v]), a)
+                if p > best or (p == best and vp[v] > bvp):
                     best = p
-                    bvp = m.vp[v]
-            elif state.control[v] == 1 - side and m.vp[v] > bvp and best == 0.0:
-                bvp = m.vp[v]
-        row[13] = best
-        row[14] = bvp
+                    bvp = vp[v]
+            elif control[v] == 1 - side and vp[v] > bvp and best == 0.0:
+                bvp = vp[v]
+        rows[r, 13] = best
+        rows[r, 14] = bvp
     elif t == onb.REORGANIZE:
         d = 0.0
-        for b in range(state.block_side.shape[0]):
-            if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
-                    and state.block_area[b] == a):
-                d = max(d, np.float64(state.block_max_sp[b] - state.block_sp[b]))
-        row[14] = d
+        for b in range(block_side.shape[0]):
+            if block_status[b] == STATUS.ON_MAP and block_side[b] == side and block_area[b] == a:
+                d = max(d, np.float64(block_max_sp[b] - block_sp[b]))
+        rows[r, 14] = d
+
+
+@njit(cache=True, _nrt=False)
+def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done, rows, done):
+    """Make sure the ORDER rows (``otype[i]``, ``oarea[i]``) with an area are in ``rows`` (index
+    ``type * n_areas + area``; ``done`` / ``base_done`` flags, ``base`` the area columns), computed
+    from ``known`` (:func:`_order_known_nb`). The named tuples are read once, outside the loop."""
+    na = base.shape[0]
+    vp = m.vp
+    ip = m.adj_indptr
+    ix = m.adj_indices
+    fort = m.adj_fortified
+    mfront = m.front
+    control = state.control
+    garrison = state.garrison_side
+    ini_side = state.initiative_side
+    ini_level = state.initiative_level
+    bside = state.block_side
+    bstatus = state.block_status
+    barea = state.block_area
+    bsp = state.block_sp
+    bmax = state.block_max_sp
+    wp_key = pol.wp_key
+    wp_val = pol.wp_val
+    for i in range(n):
+        t = otype[i]
+        a = oarea[i]
+        if a < 0:
+            continue
+        r = t * na + a
+        if done[r]:
+            continue
+        if not base_done[a]:
+            for q in range(N_FEAT):
+                base[a, q] = 0.0
+            _order_area_cols_nb(vp, ip, ix, control, garrison, side, a, known, base, a)
+            base_done[a] = True
+        for q in range(N_FEAT):
+            rows[r, q] = base[a, q]
+        _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level,
+                            bside, bstatus, barea, bsp, bmax, side, t, a, known, rows, r)
+        done[r] = True
 
 
 @njit(cache=True)
@@ -577,6 +661,10 @@ def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
     na = state.control.shape[0]
     known = np.zeros((N_KNOWN, na), dtype=np.float64)
     _order_known_nb(state, orders, pol, side, known)
+    base = np.zeros((na, N_FEAT), dtype=np.float64)
+    rows = np.zeros((onb.N_ORDER_TYPES * na, N_FEAT), dtype=np.float64)
+    _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, np.zeros(na, dtype=np.bool_), rows,
+                   np.zeros(onb.N_ORDER_TYPES * na, dtype=np.bool_))
     for i in range(n):
         t = otype[i]
         a = oarea[i]
@@ -584,41 +672,64 @@ def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
         feat[i, 1] = a
         if a < 0:
             continue
-        _order_feature_row_nb(state, m, pol, side, t, a, known, feat[i])
+        r = t * na + a
+        for q in range(N_FEAT):
+            feat[i, q] = rows[r, q]
 
 
 class OrderFeatureCache(NamedTuple):
-    """The ORDER features of both sides during one placement step (SoE 7.2): the position does not
-    change while orders are placed, so a row (type, area) has the same features at every decision.
-    ``valid`` bool (2,) (cleared by the loop at the start of the step), ``known`` float64 (2,
-    N_KNOWN, n_areas) (:func:`_order_known_nb`), ``rows`` float64 (2, N_ORDER_TYPES * n_areas,
-    N_FEAT) and ``done`` bool (2, N_ORDER_TYPES * n_areas): rows computed so far."""
+    """The ORDER features and scores of both sides during one placement step (SoE 7.2): the position
+    does not change while orders are placed, so a row (type, area) has the same features — and, the
+    scripted scorer being a pure function of them, the same score — at every decision of the step.
+    ``valid`` bool (2,) (cleared by the loop at the start of the step); ``known`` float64 (2,
+    N_KNOWN, n_areas) (:func:`_order_known_nb`); ``base`` float64 (2, n_areas, N_FEAT) the area
+    columns (``base_done`` bool (2, n_areas)); ``rows`` float64 (2, N_ORDER_TYPES * n_areas,
+    N_FEAT) the rows (``done``); ``score`` float64 (2, N_ORDER_TYPES * n_areas) their scripted
+    scores (``score_done``); ``scores`` float64 (N_ORDER_TYPES * n_areas + 1,) and ``row0``
+    float64 (N_FEAT,): scratch."""
 
     valid: np.ndarray
     known: np.ndarray
+    base: np.ndarray
+    base_done: np.ndarray
     rows: np.ndarray
     done: np.ndarray
+    score: np.ndarray
+    score_done: np.ndarray
+    scores: np.ndarray
+    row0: np.ndarray
 
 
 @njit(cache=True)
 def new_order_feature_cache_nb(n_areas):
+    nr = onb.N_ORDER_TYPES * n_areas
     return OrderFeatureCache(np.zeros(2, dtype=np.bool_), np.zeros((2, N_KNOWN, n_areas), dtype=np.float64),
-                             np.zeros((2, onb.N_ORDER_TYPES * n_areas, N_FEAT), dtype=np.float64),
-                             np.zeros((2, onb.N_ORDER_TYPES * n_areas), dtype=np.bool_))
+                             np.zeros((2, n_areas, N_FEAT), dtype=np.float64), np.zeros((2, n_areas), dtype=np.bool_),
+                             np.zeros((2, nr, N_FEAT), dtype=np.float64), np.zeros((2, nr), dtype=np.bool_),
+                             np.zeros((2, nr), dtype=np.float64), np.zeros((2, nr), dtype=np.bool_),
+                             np.zeros(nr + 1, dtype=np.float64), np.zeros(N_FEAT, dtype=np.float64))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
+def _order_cache_side_nb(state, orders, pol, side, cache):
+    """Start ``side``'s part of ``cache`` for the placement step if not done yet."""
+    if not cache.valid[side]:
+        _order_known_nb(state, orders, pol, side, cache.known[side])
+        cache.base_done[side, :] = False
+        cache.done[side, :] = False
+        cache.score_done[side, :] = False
+        cache.valid[side] = True
+
+
+@njit(cache=True, _nrt=False)
 def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache):
     """:func:`fill_order_features_nb` through ``cache`` (:class:`OrderFeatureCache`): the same
     values, each (type, area) row computed once per placement step."""
-    na = state.control.shape[0]
-    if not cache.valid[side]:
-        _order_known_nb(state, orders, pol, side, cache.known[side])
-        cache.done[side, :] = False
-        cache.valid[side] = True
-    known = cache.known[side]
+    _order_cache_side_nb(state, orders, pol, side, cache)
     rows = cache.rows[side]
-    done = cache.done[side]
+    _order_rows_nb(state, m, pol, side, otype, oarea, n, cache.known[side], cache.base[side], cache.base_done[side],
+                   rows, cache.done[side])
+    na = cache.base.shape[1]
     for i in range(n):
         t = otype[i]
         a = oarea[i]
@@ -627,12 +738,39 @@ def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, 
             feat[i, 1] = a
             continue
         r = t * na + a
-        if not done[r]:
-            rows[r, :] = 0.0
-            _order_feature_row_nb(state, m, pol, side, t, a, known, rows[r])
-            done[r] = True
         for q in range(N_FEAT):
             feat[i, q] = rows[r, q]
+
+
+@njit(cache=True, _nrt=False)
+def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, out):
+    """The scripted scores (:func:`score_options_nb` of the ORDER rows of
+    :func:`fill_order_features_nb`) of ``n`` order rows into ``out``, through ``cache``: each row's
+    features and score are computed once per placement step. Only for a scripted policy."""
+    _order_cache_side_nb(state, orders, pol, side, cache)
+    rows = cache.rows[side]
+    _order_rows_nb(state, m, pol, side, otype, oarea, n, cache.known[side], cache.base[side], cache.base_done[side],
+                   rows, cache.done[side])
+    p = pol.params[side]
+    score = cache.score[side]
+    score_done = cache.score_done[side]
+    row0 = cache.row0
+    na = cache.base.shape[1]
+    for i in range(n):
+        t = otype[i]
+        a = oarea[i]
+        if a < 0:
+            for q in range(N_FEAT):
+                row0[q] = 0.0
+            row0[0] = t
+            row0[1] = a
+            out[i] = _score_order_nb(p, row0)
+            continue
+        r = t * na + a
+        if not score_done[r]:
+            score[r] = _score_order_nb(p, rows[r])
+            score_done[r] = True
+        out[i] = score[r]
 
 
 @njit(cache=True)
@@ -664,6 +802,15 @@ def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_de
             pot[d] += state.block_sp[b] - (0 if rail else mv_detach[j])
     if off == 1:
         feat[0, 0] = 1.0
+    wp_key = pol.wp_key
+    wp_val = pol.wp_val
+    ip = m.adj_indptr
+    ix = m.adj_indices
+    fort = m.adj_fortified
+    mfront = m.front
+    garrison = state.garrison_side
+    ini_side = state.initiative_side
+    ini_level = state.initiative_level
     for i in range(off, n):
         j = i - off
         b = mv_block[j]
@@ -687,7 +834,8 @@ def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_de
         feat[i, 15] = att
         if attack and not rail:
             via = mv_via[j]
-            feat[i, 4] = attack_win_prob_nb(pol, state, m, side, d, att, forced, en_sp[d], int(en_n[d]), via)
+            feat[i, 4] = _win_prob_nb(pol, wp_key, wp_val, ip, ix, fort, mfront, garrison, ini_side, ini_level, side,
+                                      d, att, forced, en_sp[d], int(en_n[d]), via)  # attack_win_prob_nb
 
 
 @njit(cache=True)

@@ -285,7 +285,7 @@ def block_half_nb(orders, out):
 # placement (SoE 7.2, 7.11, 7.71)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t, i, b):
     """Could block ``b`` execute an order of type ``t`` on area ``i`` (placement time)?
 
@@ -576,7 +576,7 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
         b_mask[b] = m
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_allowed, tabs, out_type, out_area):
     """The rows of :func:`legal_orders_nb` from ``tabs`` (:class:`PlacementTables` of ``side``, static
     part filled by :func:`placement_tables_nb` on the current position)."""
@@ -822,9 +822,40 @@ def _vias_nb(ip, ix, eb, el, enemy_row, side, start, dest, allowance, stamp, gen
     return k
 
 
+class MoveScratch(NamedTuple):
+    """Scratch arrays of :func:`legal_moves_nb` (:func:`new_move_scratch_nb`; the game loop keeps one
+    per game): candidate blocks, presence, closed links, BFS distances (``dist`` is ``UNREACHED``
+    everywhere between calls), queue, visit stamps, via distances, destinations and vias."""
+
+    cand: np.ndarray
+    cnt: np.ndarray
+    enemy: np.ndarray
+    eb: np.ndarray
+    dist: np.ndarray
+    queue: np.ndarray
+    stamp: np.ndarray
+    sdist: np.ndarray
+    dests: np.ndarray
+    vias: np.ndarray
+
+
 @njit(cache=True)
+def new_move_scratch_nb(n_blocks, map_arrays):
+    n = map_arrays.front.shape[0]
+    ip = map_arrays.adj_indptr
+    max_deg = 0
+    for i in range(n):
+        max_deg = max(max_deg, ip[i + 1] - ip[i])
+    return MoveScratch(np.empty(n_blocks, dtype=np.int64), np.zeros((2, n), dtype=np.int32),
+                       np.zeros((2, n), dtype=np.bool_), np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_),
+                       np.full(n, UNREACHED, dtype=np.int32), np.empty(n, dtype=np.int32),
+                       np.zeros(n, dtype=np.int64), np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64),
+                       np.empty(max_deg + 1, dtype=np.int64))
+
+
+@njit(cache=True, _nrt=False)
 def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
-                write, first_only):
+                write, first_only, scr):
     # The named tuples are unpacked into local arrays once: helpers taking ``state`` / ``orders``
     # inside the per-block loops cost refcount updates for every array of the tuples per call.
     if order_id < 0 or order_id >= orders.n_orders[0] or orders.order_status[order_id] != PLACED:
@@ -837,14 +868,13 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     forced = is_forced_nb(t)
     to_type = is_to_type_nb(t)
     needs_supply = forced or t == MOVE_TO  # SoE 7.2, 7.71
-    n = map_arrays.front.shape[0]
     bs = state.block_side
     ba = state.block_area
     bst = state.block_status
     bprev = state.block_prev_area
     nbk = bs.shape[0]
     # blocks that may execute the order (_movable_nb and the area condition)
-    cand = np.empty(nbk, dtype=np.int64)
+    cand = scr.cand
     nc = 0
     for b in range(nbk):
         if bst[b] != STATUS.ON_MAP or bs[b] != side or ba[b] < 0:
@@ -863,22 +893,20 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     ip = map_arrays.adj_indptr
     ix = map_arrays.adj_indices
     el = map_arrays.eastern_link
-    cnt = np.zeros((2, n), dtype=np.int32)
-    enemy = np.zeros((2, n), dtype=np.bool_)
+    cnt = scr.cnt
+    enemy = scr.enemy
     presence_nb(state, cnt, enemy)
-    eb = np.zeros(ix.shape[0], dtype=np.bool_)
+    eb = scr.eb
     edge_blocked_nb(state, map_arrays, side, cnt, eb)
     enemy_row = enemy[side]
-    dist = np.full(n, UNREACHED, dtype=np.int32)
-    queue = np.empty(n, dtype=np.int32)
-    stamp = np.zeros(n, dtype=np.int64)
-    sdist = np.empty(n, dtype=np.int32)
-    dests = np.empty(n, dtype=np.int64)
+    dist = scr.dist  # UNREACHED everywhere (reset after every BFS below)
+    queue = scr.queue
+    stamp = scr.stamp
+    stamp[:] = 0
+    sdist = scr.sdist
+    dests = scr.dests
     gen = 0
-    max_deg = 0
-    for i in range(n):
-        max_deg = max(max_deg, ip[i + 1] - ip[i])
-    vias = np.empty(max_deg + 1, dtype=np.int64)
+    vias = scr.vias
     # rows per candidate block: destinations, vias, detachments (ascending)
     n_ord = orders.n_orders[0]
     k = 0
@@ -966,17 +994,26 @@ def legal_moves_nb(state, orders, map_arrays, orules, order_id, out_block, out_d
     (rows beyond the capacity of the out arrays are dropped; :func:`move_capacity` is enough).
     """
     return _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
-                       True, False)
+                       True, False, new_move_scratch_nb(state.block_side.shape[0], map_arrays))
+
+
+@njit(cache=True, _nrt=False)
+def legal_moves_scratch_nb(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
+                           scr):
+    """:func:`legal_moves_nb` with the caller's :class:`MoveScratch` ``scr`` (same rows)."""
+    return _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
+                       True, False, scr)
 
 
 @njit(cache=True)
 def count_moves_nb(state, orders, map_arrays, orules, order_id):
     """Number of rows :func:`legal_moves_nb` would return (nothing written)."""
     e = np.zeros(0, dtype=np.int64)
-    return _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, False)
+    return _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, False,
+                       new_move_scratch_nb(state.block_side.shape[0], map_arrays))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_move_nb(state, orders, map_arrays, orules, order_id, block, dest, via, detach, out_info):
     """Execute one option row of :func:`legal_moves_nb` (SoE 7.31, 7.32, 2.2).
 
@@ -1061,7 +1098,8 @@ def min_moves_required_nb(state, orders, map_arrays, orules, order_id):
     t = orders.order_type[order_id]
     e = np.zeros(0, dtype=np.int64)
     if is_move_type_nb(t):
-        return 1 if _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, True) > 0 else 0
+        return 1 if _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, True,
+                                new_move_scratch_nb(state.block_side.shape[0], map_arrays)) > 0 else 0
     if t == RAIL_TRANSPORT:
         return 1 if _rail_impl(state, orders, map_arrays, orules, order_id, e, e, False, True) > 0 else 0
     return 0
@@ -1225,15 +1263,23 @@ def defend_flag_nb(state, orders, side, area):
 
 @njit(cache=True)
 def _reorg_ok(state, orders, o, b):
-    s = orders.order_side[o]
-    a = orders.order_area[o]
-    return (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == s and state.block_area[b] == a
-            and state.block_prev_area[b] < 0 and not orders.moved[b] and not orders.detached[b]
-            and (not orders.executed[b] or orders.order_block[o] == b)
-            and state.block_in_supply[b] and state.block_sp[b] < state.block_max_sp[b])
+    return _reorg_ok_arr(state.block_status, state.block_side, state.block_area, state.block_prev_area,
+                         state.block_in_supply, state.block_sp, state.block_max_sp, orders.moved, orders.detached,
+                         orders.executed, orders.order_side[o], orders.order_area[o], orders.order_block[o], b)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _reorg_ok_arr(block_status, block_side, block_area, block_prev_area, block_in_supply, block_sp, block_max_sp,
+                  moved, detached, executed, s, a, designated, b):
+    """Block ``b`` may execute a Reorganize order of side ``s`` in area ``a`` whose designated block
+    is ``designated`` (-1 none) (arrays only: inlined in the loops over blocks)."""
+    return (block_status[b] == STATUS.ON_MAP and block_side[b] == s and block_area[b] == a
+            and block_prev_area[b] < 0 and not moved[b] and not detached[b]
+            and (not executed[b] or designated == b)
+            and block_in_supply[b] and block_sp[b] < block_max_sp[b])
+
+
+@njit(cache=True, _nrt=False)
 def legal_reorganize_nb(state, orders, order_id, out_block):
     """Blocks that may execute Reorganize order ``order_id`` (SoE 7.2, 7.5): in the area, did not
     move (a retreat counts), in supply, below their maximum SP, not detached this phase; only the
@@ -1242,10 +1288,23 @@ def legal_reorganize_nb(state, orders, order_id, out_block):
         return 0
     k = 0
     d = orders.order_block[order_id]
-    for b in range(state.block_side.shape[0]):
+    s = orders.order_side[order_id]
+    a = orders.order_area[order_id]
+    bst = state.block_status
+    bs = state.block_side
+    ba = state.block_area
+    bprev = state.block_prev_area
+    insup = state.block_in_supply
+    bsp = state.block_sp
+    bmax = state.block_max_sp
+    moved = orders.moved
+    detached = orders.detached
+    executed = orders.executed
+    for b in range(bs.shape[0]):
         if d >= 0 and b != d:
             continue
-        if _reorg_ok(state, orders, order_id, b) and k < out_block.shape[0]:
+        if (_reorg_ok_arr(bst, bs, ba, bprev, insup, bsp, bmax, moved, detached, executed, s, a, d, b)
+                and k < out_block.shape[0]):
             out_block[k] = b
             k += 1
     return k
@@ -1271,8 +1330,20 @@ def execute_reorganize_nb(state, orders, orules, order_id):
         return -1
     b = orders.order_block[order_id]
     if b < 0:
-        for c in range(state.block_side.shape[0]):
-            if _reorg_ok(state, orders, order_id, c):
+        s = orders.order_side[order_id]
+        a = orders.order_area[order_id]
+        bst = state.block_status
+        bs = state.block_side
+        ba = state.block_area
+        bprev = state.block_prev_area
+        insup = state.block_in_supply
+        bsp = state.block_sp
+        bmax = state.block_max_sp
+        moved = orders.moved
+        detached = orders.detached
+        executed = orders.executed
+        for c in range(bs.shape[0]):
+            if _reorg_ok_arr(bst, bs, ba, bprev, insup, bsp, bmax, moved, detached, executed, s, a, -1, c):
                 b = c
                 break
     if b < 0 or not _reorg_ok(state, orders, order_id, b):
