@@ -84,10 +84,9 @@ from soe_sim.engine.reinforce.nb import (
     apply_combine_nb,
     apply_strengthen_nb,
     arrive_reinforcements_nb,
-    cube_kind_nb,
     front_line_nb,
-    legal_builds_nb,
-    legal_combines_nb,
+    legal_build_pairs_nb,
+    legal_combine_pairs_nb,
     legal_strengthen_nb,
     replace_garrisons_nb,
     strategic_cubes_nb,
@@ -318,7 +317,7 @@ class EventWork(NamedTuple):
 # Event log
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def log_event_nb(log, ctr, state, kind, side, area, area2, block, value, value2):
     """Append one event (stamped with the state's round and phase); False when the log is full
     (the loop then aborts with ``ABORT.LOG_FULL``)."""
@@ -377,12 +376,19 @@ def feat_buffer_nb(policies, side, n):
     """The feature matrix of a decision: ``(n, N_FEAT)`` zeros when ``side``'s policy reads features
     (every policy but ``random``) and there is a choice, else an empty ``(0, N_FEAT)`` array (the
     caller then skips its ``fill_*_features_nb``)."""
+    buf = policies.feat_buf
     if n <= 1 or not pnb.wants_features_nb(policies, side):
-        return np.zeros((0, N_FEAT), dtype=np.float64)
-    return np.zeros((n, N_FEAT), dtype=np.float64)
+        return buf[:0]
+    if n > buf.shape[0]:
+        return np.zeros((n, N_FEAT), dtype=np.float64)
+    feat = buf[:n]
+    for i in range(n):  # the matrix is zeros before the fill (PolicySet.feat_buf is reused)
+        for q in range(N_FEAT):
+            feat[i, q] = 0.0
+    return feat
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def decide_nb(policies, side, kind, n, feat, rng_policy, ctr, cfg):
     """Ask ``side``'s policy for an option in ``0..n-1`` (0 when ``n <= 1`` or the game is aborting).
 
@@ -410,7 +416,7 @@ def decide_nb(policies, side, kind, n, feat, rng_policy, ctr, cfg):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def decide_scores_nb(policies, side, n, scores, rng_policy, ctr, cfg):
     """:func:`decide_nb` for a scripted policy (``pnb.is_scripted_nb``) whose option scores are
     already known (``scores[:n]``, the values :func:`~soe_sim.engine.game.policies.score_options_nb`
@@ -860,7 +866,7 @@ def _is_group_nb(t, group):
 @njit(cache=True)
 def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o, mv_block,
                       mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
-                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr):
+                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
     s = orders.order_side[o]
     t = orders.order_type[o]
     a = orders.order_area[o]
@@ -883,8 +889,8 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             off = 0 if must else 1  # option 0 = stop executing this order (SoE 7.3), unless a move is due
             feat = feat_buffer_nb(policies, s, n + off)
             if feat.shape[0] > 0:
-                pnb.fill_move_features_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via, mv_detach,
-                                          n + off, off, rail, feat)
+                pnb.fill_move_features_scratch_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via,
+                                                  mv_detach, n + off, off, rail, feat, fscr)
             j = decide_nb(policies, s, kind, n + off, feat, rng_policy, ctr, cfg)
             if ctr[C_ABORT] != ABORT.NONE or (off == 1 and j == 0):
                 break
@@ -941,7 +947,7 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
 @njit(cache=True)
 def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, group,
                       mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
-                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr):
+                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
     """SoE 7.3: one order group (0 forced marches, 1 Recon, 2 moves, 3 Withdraw, 4 Reorganize, 5 Rail
     Transport): per front (north first), the initiative holder chooses which side executes first;
     each side executes its orders of the group in placement order (G8)."""
@@ -962,7 +968,7 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                     continue
                 _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o,
                                   mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
-                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr)
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr)
                 if ctr[C_ABORT] != ABORT.NONE:
                     return
 
@@ -1240,35 +1246,33 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                 log_event_nb(log, ctr, state, EVENT.GARRISON_PLACED, s, i, -1, -1, 0, CAUSE.REINFORCEMENT)
     gained = np.zeros((2, n_areas), dtype=np.int32)
     built = np.zeros(nbk, dtype=np.bool_)
-    comb = np.zeros((nbk, nbk), dtype=np.bool_)
+    # the legal combines and builds as lists of pairs in the (row-major) order of the masks of
+    # legal_combines_nb / legal_builds_nb: option j is pair j - 1 (no scan of the masks per decision)
+    comb_d = np.empty(nbk * nbk, dtype=np.int64)
+    comb_b = np.empty(nbk * nbk, dtype=np.int64)
     smask = np.zeros(nbk, dtype=np.bool_)
-    bmask = np.zeros((nbk, n_areas), dtype=np.bool_)
+    build_b = np.empty(nbk * n_areas, dtype=np.int64)
+    build_a = np.empty(nbk * n_areas, dtype=np.int64)
+    build_cnt = np.zeros(n_areas, dtype=np.int32)
+    build_ok = np.zeros(n_areas, dtype=np.bool_)
     strat = np.zeros((n_areas, 3), dtype=np.int64)
     pool = np.zeros(3, dtype=np.int64)
     for s in range(2):
         # 8.2 combine
         for _it in range(nbk + 1):
-            k = legal_combines_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
-                                  state.block_area, state.block_status, state.block_sp, state.block_max_sp,
-                                  active, comb)
+            k = legal_combine_pairs_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
+                                       state.block_area, state.block_status, state.block_sp, state.block_max_sp,
+                                       active, comb_d, comb_b)
             if k == 0:
                 break
             feat = feat_buffer_nb(policies, s, k + 1)
             if feat.shape[0] > 0:
-                pnb.fill_combine_features_nb(state, comb, k + 1, feat)
+                pnb.fill_combine_pair_features_nb(state, comb_d, comb_b, k + 1, feat)
             j = decide_nb(policies, s, DECISION.COMBINE, k + 1, feat, rng_policy, ctr, cfg)
             if j == 0:
                 break
-            t = 0
-            dd = -1
-            bb = -1
-            for d in range(nbk):
-                for b in range(nbk):
-                    if comb[d, b]:
-                        t += 1
-                        if t == j:
-                            dd = d
-                            bb = b
+            dd = comb_d[j - 1]
+            bb = comb_b[j - 1]
             area = state.block_area[dd]
             if apply_combine_nb(s, dd, bb, state.block_side, state.block_arm, state.block_class, state.block_nation,
                                 state.block_area, state.block_status, state.block_sp, state.block_max_sp,
@@ -1297,15 +1301,16 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                          state.block_status, state.block_sp, state.block_max_sp,
                                          state.block_in_supply, built, active, m.front, front_line,
                                          gained, rr, pool, p_front, p_nation, smask)
-                k2 = legal_builds_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
-                                     state.block_area, state.block_status, active, cfg.nation_area_ok,
-                                     m.eastern_link, depot, enemy, rr, pool, p_area, p_nation, bmask)
+                k2 = legal_build_pairs_nb(s, state.block_side, state.block_arm, state.block_class,
+                                          state.block_nation, state.block_area, state.block_status, active,
+                                          cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool, p_area, p_nation,
+                                          build_cnt, build_ok, build_b, build_a)
                 if k1 + k2 == 0:
                     break
                 feat = feat_buffer_nb(policies, s, 1 + k1 + k2)
                 if feat.shape[0] > 0:
-                    pnb.fill_reinforce_features_nb(state, orders, m, policies, s, smask, bmask, front_line,
-                                                   1 + k1 + k2, feat)
+                    pnb.fill_reinforce_pair_features_nb(state, orders, m, policies, s, smask, build_b, build_a, k2,
+                                                        front_line, 1 + k1 + k2, feat)
                 j = decide_nb(policies, s, DECISION.REINFORCE, 1 + k1 + k2, feat, rng_policy, ctr, cfg)
                 if j == 0:
                     break
@@ -1326,25 +1331,15 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                 break
                 else:
                     j -= k1
-                    t = -1
-                    done = False
-                    for b in range(nbk):
-                        if done:
-                            break
-                        for a in range(n_areas):
-                            if bmask[b, a]:
-                                t += 1
-                                if t == j:
-                                    apply_build_nb(s, b, a, state.block_side, state.block_arm, state.block_class,
-                                                   state.block_nation, state.block_area, state.block_status,
-                                                   state.block_sp, state.block_prev_area, state.block_arrival,
-                                                   state.block_in_supply, built, active,
-                                                   cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool,
-                                                   p_area, p_nation)
-                                    log_event_nb(log, ctr, state, EVENT.BUILD, s, a, -1, b, state.block_sp[b],
-                                                 p_area)
-                                    done = True
-                                    break
+                    b = build_b[j]
+                    a = build_a[j]
+                    apply_build_nb(s, b, a, state.block_side, state.block_arm, state.block_class,
+                                   state.block_nation, state.block_area, state.block_status,
+                                   state.block_sp, state.block_prev_area, state.block_arrival,
+                                   state.block_in_supply, built, active,
+                                   cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool,
+                                   p_area, p_nation)
+                    log_event_nb(log, ctr, state, EVENT.BUILD, s, a, -1, b, state.block_sp[b], p_area)
             if pi == n_areas:
                 for q in range(3):
                     state.cubes[s, q] = pool[q]  # saved cubes stay for the next round (8.4)
@@ -1504,9 +1499,21 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     ``cfg.nation_active`` (:class:`EventWork`). ``out`` (N_RES,) int64 receives the result row;
     returns the outcome.
     """
+    policies = pnb.make_policy_set_nb(policy_ids, policy_params, cs, cr, kr.hand_card_bonus, er.max_blocks)
+    return play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy,
+                                 log, ctr, out)
+
+
+@njit(cache=True)
+def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log,
+                          ctr, out):
+    """:func:`play_game_params_nb` with the game's
+    :class:`~soe_sim.engine.game.policies.PolicySet` ``policies`` already made
+    (``pnb.make_policy_set_nb`` on the start's card state). The games of a batch share one: its
+    parts depend only on the start, and its win-probability memo holds values of a pure function,
+    so what it remembers from earlier games never changes a result."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
-    policies = pnb.make_policy_set_nb(policy_ids, policy_params, cs, cr, kr.hand_card_bonus, er.max_blocks)
     ctr[:] = 0
     vp_start = np.int64(state.vp[0])
     elim_ever = np.zeros(nbk, dtype=np.bool_)
@@ -1546,6 +1553,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     ptabs1 = onb.new_placement_tables_nb(nbk, n_areas, m.adj_indices.shape[0], orders.order_type.shape[0])
     ofc = pnb.new_order_feature_cache_nb(n_areas)
     mscr = onb.new_move_scratch_nb(nbk, m)
+    fscr = pnb.new_feat_scratch_nb(n_areas)
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
@@ -1598,14 +1606,14 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             for group in range(4):  # 7.3: forced marches, Recon, moves, Withdraw
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                                   group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
-                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr)
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr)
             battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                        block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                        destroyed_ever)
             for group in range(4, 6):  # 7.5 Reorganize, 7.6 Rail Transport
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                                   group, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
-                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr)
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr)
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
@@ -1726,14 +1734,15 @@ def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, p
     entries are written before they are counted). ``out`` (n_games, N_RES) int64."""
     log = np.empty(log_capacity, dtype=EVENT_DTYPE)
     ctr = np.zeros(N_CTR, dtype=np.int64)
+    pset = pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks)
     for g in range(seeds.shape[0]):
         st = copy_state_nb(state0)
         cs = copy_cards_nb(cs0)
         orders = copy_orders_nb(orders0)
         rng_chance = seeds[g, 0:1].copy()
         rng_policy = seeds[g, 1:3].copy()
-        play_game_params_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, params, rng_chance,
-                            rng_policy, log, ctr, out[g])
+        play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, rng_chance, rng_policy, log, ctr,
+                              out[g])
 
 
 # --------------------------------------------------------------------------------------------------

@@ -239,7 +239,9 @@ class PolicySet(NamedTuple):
     ``hand_bonus`` (SoE 7.41.2) · ``max_blocks`` (SoE 1.0) · ``cr`` the CombatRules · ``wp_key``
     int64 (WP_SLOTS,), ``wp_val`` float64 (WP_SLOTS,): the game's memo of
     :func:`attack_win_prob_nb` (a pure function of its packed inputs and of the game's deck
-    distributions, so a remembered value is the value it would compute).
+    distributions, so a remembered value is the value it would compute) · ``feat_buf`` float64
+    (FEAT_ROWS, N_FEAT): storage of the decisions' feature matrices (``game.nb.feat_buffer_nb``; a
+    matrix lives from its decision's features to its choice).
     """
 
     ids: np.ndarray
@@ -252,9 +254,11 @@ class PolicySet(NamedTuple):
     cr: object
     wp_key: np.ndarray
     wp_val: np.ndarray
+    feat_buf: np.ndarray
 
 
-WP_SLOTS = 4096  # entries of the attack_win_prob_nb memo (open addressing, a power of two)
+FEAT_ROWS = 2048  # rows of PolicySet.feat_buf (larger decisions get their own matrix)
+WP_SLOTS = 8192  # entries of the attack_win_prob_nb memo (open addressing, a power of two)
 WP_PROBES = 16  # slots tried before a value is computed without being remembered
 
 
@@ -288,7 +292,8 @@ def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
             for q in range(deck_n[s]):
                 deck_prob[s, q] /= tot
     return PolicySet(ids, params, deck_val, deck_prob, deck_n, hand_bonus, max_blocks, cr,
-                     np.zeros(WP_SLOTS, dtype=np.int64), np.zeros(WP_SLOTS, dtype=np.float64))
+                     np.zeros(WP_SLOTS, dtype=np.int64), np.zeros(WP_SLOTS, dtype=np.float64),
+                     np.empty((FEAT_ROWS, N_FEAT), dtype=np.float64))
 
 
 @njit(cache=True)
@@ -773,6 +778,21 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
         out[i] = score[r]
 
 
+class FeatScratch(NamedTuple):
+    """Per-game scratch of :func:`fill_move_features_scratch_nb`: ``known`` float64 (N_KNOWN,
+    n_areas), ``pot`` float64 (n_areas,), ``last_b`` int64 (n_areas,)."""
+
+    known: np.ndarray
+    pot: np.ndarray
+    last_b: np.ndarray
+
+
+@njit(cache=True)
+def new_feat_scratch_nb(n_areas):
+    return FeatScratch(np.zeros((N_KNOWN, n_areas), dtype=np.float64), np.zeros(n_areas, dtype=np.float64),
+                       np.zeros(n_areas, dtype=np.int64))
+
+
 @njit(cache=True)
 def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off, rail,
                           feat):
@@ -780,20 +800,32 @@ def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_de
     ``att_sp`` = own SP already in the destination + the SP of every block that could still move there
     under this order (the potential attack), ``p_win`` its exact win probability against the known
     defenders."""
+    fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n,
+                                  off, rail, feat, new_feat_scratch_nb(state.control.shape[0]))
+
+
+@njit(cache=True, _nrt=False)
+def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off,
+                                  rail, feat, scr):
+    """:func:`fill_move_features_nb` with the caller's :class:`FeatScratch` ``scr``."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
+    known = scr.known
+    own_n = known[K_OWN_N]
+    own_sp = known[K_OWN_SP]
+    en_n = known[K_EN_N]
+    en_sp = known[K_EN_SP]
+    unseen = known[K_UNSEEN]
     known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
     forced = False
     if not rail:
         forced = onb.is_forced_nb(orders.order_type[order_id])
     # potential SP per destination: every distinct block that could move there now
-    pot = np.zeros(na, dtype=np.float64)
-    last_b = np.full(na, -1, dtype=np.int64)
+    pot = scr.pot
+    last_b = scr.last_b
+    for a in range(na):
+        pot[a] = 0.0
+        last_b[a] = -1
     for j in range(n - off):
         b = mv_block[j]
         d = mv_dest[j]
@@ -972,6 +1004,66 @@ def fill_reinforce_features_nb(state, orders, m, pol, side, smask, bmask, front_
                 feat[t, 6] = 1.0 if front_line[side, a] else 0.0
                 feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
                 t += 1
+
+
+@njit(cache=True)
+def fill_combine_pair_features_nb(state, comb_d, comb_b, n, feat):
+    """:func:`fill_combine_features_nb` from the pair lists of
+    ``reinforce.nb.legal_combine_pairs_nb`` (row ``t`` = pair ``t - 1``): the same rows."""
+    feat[0, 0] = 1.0
+    for t in range(1, n):
+        d = comb_d[t - 1]
+        b = comb_b[t - 1]
+        feat[t, 1] = d
+        feat[t, 2] = b
+        feat[t, 3] = state.block_sp[d]
+        feat[t, 4] = state.block_sp[b]
+        feat[t, 5] = state.block_area[d]
+        feat[t, 6] = min(state.block_sp[b], state.block_max_sp[d] - state.block_sp[d])
+
+
+@njit(cache=True)
+def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b, build_a, n_builds, front_line, n,
+                                    feat):
+    """:func:`fill_reinforce_features_nb` with the builds as the pair lists of
+    ``reinforce.nb.legal_build_pairs_nb`` (``n_builds`` pairs): the same rows."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    t = 1
+    nbk = smask.shape[0]
+    for b in range(nbk):
+        if smask[b] and t < n:
+            a = state.block_area[b]
+            feat[t, 0] = 1.0
+            feat[t, 1] = b
+            feat[t, 2] = a
+            feat[t, 3] = state.block_sp[b]
+            feat[t, 4] = state.block_max_sp[b]
+            if a >= 0:
+                feat[t, 5] = m.vp[a]
+                feat[t, 6] = 1.0 if front_line[side, a] else 0.0
+                feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
+            t += 1
+    for q in range(n_builds):
+        if t >= n:
+            break
+        b = build_b[q]
+        a = build_a[q]
+        feat[t, 0] = 2.0
+        feat[t, 1] = b
+        feat[t, 2] = a
+        feat[t, 3] = 0.0
+        feat[t, 4] = state.block_max_sp[b]
+        feat[t, 5] = m.vp[a]
+        feat[t, 6] = 1.0 if front_line[side, a] else 0.0
+        feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
+        t += 1
 
 
 # --- card events (SoE 7.13, 7.1 item 6) -----------------------------------------------------------
@@ -1304,7 +1396,7 @@ def _python_choose(slot, side, kind, feat, n, rng):
     return int(fn(int(side), int(kind), feat, int(n), rng))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def choose_option_nb(policy_id, params, kind, feat, n, rng, side):
     """Index of the chosen option (``0 <= index < n``) for policy ``policy_id`` with the side's
     parameter row ``params`` and the decision's feature matrix ``feat`` (``n`` × N_FEAT)."""
