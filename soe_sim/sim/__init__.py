@@ -336,7 +336,7 @@ def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_r
 
 
 @njit(cache=True)
-def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, seed_row,
+def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seed_row,
                  log, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
     """Play one game from the start position (copied) with the event log ``log`` (any content: every
     counted entry is written in full) and the batch's PolicySet ``pset`` (``gnb.play_game_policies_nb``),
@@ -347,8 +347,8 @@ def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, see
     rng_chance = seed_row[0:1].copy()
     rng_policy = seed_row[1:3].copy()
     ctr = np.zeros(N_CTR, dtype=np.int64)
-    gnb.play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, rng_chance, rng_policy, log, ctr,
-                              res)
+    gnb.play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, scratch, rng_chance, rng_policy,
+                              log, ctr, res)
     n_ph, n_bat = _reduce_nb(log, ctr[gnb.C_EVENTS], state0.block_sp, state0.block_arm, st, m.vp, key_areas, stats,
                              key_ctrl, traj_round, traj_phase, traj_vp, bat)
     counts[0] = n_ph
@@ -362,8 +362,9 @@ def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, polic
     for all of them."""
     log = np.empty(log_capacity, dtype=EVENT_DTYPE)
     pset = pnb.make_policy_set_nb(policy_ids, policy_params, cs0, cr, kr.hand_card_bonus, er.max_blocks)
+    scratch = gnb.new_game_scratch_nb(state0, orders0, m)
     for g in range(seeds.shape[0]):
-        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, seeds[g],
+        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seeds[g],
                      log,
                      key_areas, res[g], stats[g], key_ctrl[g], traj_round[g], traj_phase[g], traj_vp[g], bat[g],
                      counts[g])

@@ -554,6 +554,17 @@ def resolve_event_nb(state, cs, orders, m, cfg, ew, side, card, target, reaction
     return True
 
 
+@njit(cache=True, _nrt=False)
+def _may_react_nb(cs, table, side):
+    """Does ``side`` hold a reaction card (SoE 7.1 item 6)? Without one :func:`reaction_loop_nb`
+    returns at once (``events.nb.reaction_window_nb`` lists only reaction cards in hand), so the loop
+    calls it only then."""
+    for c in range(cs.location.shape[1]):
+        if cs.location[side, c] == HAND and table.kind[side, c] == EVENT_KIND.REACTION:
+            return True
+    return False
+
+
 @njit(cache=True)
 def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, rng_policy, log, ctr):
     """SoE 7.1 item 6 (EV11): in the window ``ew.ctx`` ``side`` plays reaction cards one decision at a
@@ -579,7 +590,7 @@ def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, 
             return
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def freeze_inactive_nb(state, orders, active):
     """G15: the blocks of an inactive nation (``neutral_nation``, e.g. Lithuania before card 23) take
     no part in the phase's orders: flagged ``executed`` (orders ``_movable_nb``, rail and reorganize
@@ -589,7 +600,7 @@ def freeze_inactive_nb(state, orders, active):
             orders.executed[b] = True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hide_inactive_nb(state, active, side, hidden):
     """G15: take ``side``'s inactive-nation blocks off the map while its order rows are listed (so that
     no order is placed for them to execute); :func:`unhide_nb` puts them back."""
@@ -600,7 +611,7 @@ def hide_inactive_nb(state, active, side, hidden):
             state.block_status[b] = STATUS.SCHEDULED
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def unhide_nb(state, hidden):
     for b in range(state.block_side.shape[0]):
         if hidden[b]:
@@ -767,15 +778,21 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
 # SoE 7.2, 7.3, 7.31, 7.2 Withdraw, 7.5, 7.6: orders (orders module)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _first_side_nb(state, policies, rng_policy, ctr, cfg, front, log, step):
     """SoE 6.1, 7.2, 7.3: the initiative holder of ``front`` chooses who goes first (option 0:
-    himself). No holder: the Poles (G7)."""
+    himself). No holder: the Poles (G7). (:func:`feat_buffer_nb` for two options written out: no
+    allocation, so no reference counting.)"""
     ini = state.initiative_side[front]
     if ini < 0:
         first = SIDE.POLISH
     else:
-        feat = feat_buffer_nb(policies, ini, 2)
+        feat = policies.feat_buf[:0]
+        if pnb.wants_features_nb(policies, ini):
+            feat = policies.feat_buf[:2]
+            for i in range(2):
+                for q in range(N_FEAT):
+                    feat[i, q] = 0.0
         if feat.shape[0] > 0:
             pnb.fill_first_features_nb(step, front, feat)
         j = decide_nb(policies, ini, DECISION.FIRST_PLAYER if step == 0 else DECISION.EXEC_FIRST, 2, feat,
@@ -916,7 +933,8 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
         log_event_nb(log, ctr, state, EVENT.RECON, s, a, -1, -1, k, 0)
         evnb.recon_context_nb(ew.ctx, state, m, s, a)  # EV9: the Recon side's reactions
         ew.involved[:] = False
-        reaction_loop_nb(state, cs, orders, m, cfg, ew, s, policies, rng_chance, rng_policy, log, ctr)
+        if _may_react_nb(cs, cfg.etable, s):
+            reaction_loop_nb(state, cs, orders, m, cfg, ew, s, policies, rng_chance, rng_policy, log, ctr)
     elif t == onb.WITHDRAW:
         snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
         vp0 = state.vp[0]
@@ -1089,8 +1107,10 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         if rec[B_VP_DELTA] != 0:
             _log_vp_change_nb(state, log, ctr, vp0, CAUSE.BATTLE, area)
         evnb.battle_context_nb(ew.ctx, m, rec)  # EV10, EV11
-        reaction_loop_nb(state, cs, orders, m, cfg, ew, attacker, policies, rng_chance, rng_policy, log, ctr)
-        reaction_loop_nb(state, cs, orders, m, cfg, ew, defender, policies, rng_chance, rng_policy, log, ctr)
+        if _may_react_nb(cs, cfg.etable, attacker):
+            reaction_loop_nb(state, cs, orders, m, cfg, ew, attacker, policies, rng_chance, rng_policy, log, ctr)
+        if _may_react_nb(cs, cfg.etable, defender):
+            reaction_loop_nb(state, cs, orders, m, cfg, ew, defender, policies, rng_chance, rng_policy, log, ctr)
         ew.involved[:] = False
         end_battle_nb(cs, attacker)
         end_battle_nb(cs, defender)
@@ -1500,18 +1520,54 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     returns the outcome.
     """
     policies = pnb.make_policy_set_nb(policy_ids, policy_params, cs, cr, kr.hand_card_bonus, er.max_blocks)
-    return play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy,
-                                 log, ctr, out)
+    return play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies,
+                                 new_game_scratch_nb(state, orders, m), rng_chance, rng_policy, log, ctr, out)
+
+
+class GameScratch(NamedTuple):
+    """Scratch of the round loop that a batch's games share (:func:`new_game_scratch_nb`; one per
+    chunk of games, so its large arrays are allocated once): the placement tables of each side, the
+    ORDER feature cache, the move and feature scratch, the order and move option rows."""
+
+    ptabs0: object  # orders.nb.PlacementTables (Polish)
+    ptabs1: object  # orders.nb.PlacementTables (Soviet)
+    ofc: object  # policies.OrderFeatureCache
+    mscr: object  # orders.nb.MoveScratch
+    fscr: object  # policies.FeatScratch
+    otype: np.ndarray
+    oarea: np.ndarray
+    mv_block: np.ndarray
+    mv_dest: np.ndarray
+    mv_via: np.ndarray
+    mv_detach: np.ndarray
 
 
 @njit(cache=True)
-def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log,
-                          ctr, out):
+def new_game_scratch_nb(state, orders, m):
+    """The :class:`GameScratch` of games on ``state``'s block universe and map ``m``."""
+    n_areas = state.control.shape[0]
+    nbk = state.block_side.shape[0]
+    ne = m.adj_indices.shape[0]
+    n_orders_rows = onb.N_ORDER_TYPES * n_areas + 1
+    mv_cap = nbk * ne * 3
+    return GameScratch(onb.new_placement_tables_nb(nbk, n_areas, ne, orders.order_type.shape[0]),
+                       onb.new_placement_tables_nb(nbk, n_areas, ne, orders.order_type.shape[0]),
+                       pnb.new_order_feature_cache_nb(n_areas), onb.new_move_scratch_nb(nbk, m),
+                       pnb.new_feat_scratch_nb(n_areas), np.empty(n_orders_rows, dtype=np.int64),
+                       np.empty(n_orders_rows, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
+                       np.empty(mv_cap, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
+                       np.empty(mv_cap, dtype=np.int64))
+
+
+@njit(cache=True)
+def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, scratch, rng_chance,
+                          rng_policy, log, ctr, out):
     """:func:`play_game_params_nb` with the game's
     :class:`~soe_sim.engine.game.policies.PolicySet` ``policies`` already made
-    (``pnb.make_policy_set_nb`` on the start's card state). The games of a batch share one: its
-    parts depend only on the start, and its win-probability memo holds values of a pure function,
-    so what it remembers from earlier games never changes a result."""
+    (``pnb.make_policy_set_nb`` on the start's card state) and its :class:`GameScratch`
+    (:func:`new_game_scratch_nb`). The games of a batch share both: the policy set's parts depend
+    only on the start and its win-probability memo holds values of a pure function, and every
+    scratch array is set before it is read, so nothing an earlier game left there changes a result."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
     ctr[:] = 0
@@ -1535,25 +1591,23 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
     snap_garrison = np.empty(n_areas, dtype=state.garrison_side.dtype)
     n_op = er.operation_phases
     start_round = state.round[0]
-    n_orders_rows = onb.N_ORDER_TYPES * n_areas + 1
-    otype = np.empty(n_orders_rows, dtype=np.int64)
-    oarea = np.empty(n_orders_rows, dtype=np.int64)
-    mv_cap = nbk * m.adj_indices.shape[0] * 3
-    mv_block = np.empty(mv_cap, dtype=np.int64)
-    mv_dest = np.empty(mv_cap, dtype=np.int64)
-    mv_via = np.empty(mv_cap, dtype=np.int64)
-    mv_detach = np.empty(mv_cap, dtype=np.int64)
+    otype = scratch.otype
+    oarea = scratch.oarea
+    mv_block = scratch.mv_block
+    mv_dest = scratch.mv_dest
+    mv_via = scratch.mv_via
+    mv_detach = scratch.mv_detach
     info = np.zeros(max(onb.N_MOVE_INFO, onb.N_WITHDRAW_INFO), dtype=np.int64)
     wd_dest = np.empty(nbk, dtype=np.int64)
     wd_mode = np.zeros(n_areas, dtype=np.int64)
     reorg_rows = np.empty(nbk, dtype=np.int64)
     ew = new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp, snap_garrison,
                            elim_ever, destroyed_ever)  # G3: the game's own active_nations and event scratch
-    ptabs0 = onb.new_placement_tables_nb(nbk, n_areas, m.adj_indices.shape[0], orders.order_type.shape[0])
-    ptabs1 = onb.new_placement_tables_nb(nbk, n_areas, m.adj_indices.shape[0], orders.order_type.shape[0])
-    ofc = pnb.new_order_feature_cache_nb(n_areas)
-    mscr = onb.new_move_scratch_nb(nbk, m)
-    fscr = pnb.new_feat_scratch_nb(n_areas)
+    ptabs0 = scratch.ptabs0
+    ptabs1 = scratch.ptabs1
+    ofc = scratch.ofc
+    mscr = scratch.mscr
+    fscr = scratch.fscr
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
@@ -1735,14 +1789,15 @@ def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, p
     log = np.empty(log_capacity, dtype=EVENT_DTYPE)
     ctr = np.zeros(N_CTR, dtype=np.int64)
     pset = pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks)
+    scratch = new_game_scratch_nb(state0, orders0, m)
     for g in range(seeds.shape[0]):
         st = copy_state_nb(state0)
         cs = copy_cards_nb(cs0)
         orders = copy_orders_nb(orders0)
         rng_chance = seeds[g, 0:1].copy()
         rng_policy = seeds[g, 1:3].copy()
-        play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, rng_chance, rng_policy, log, ctr,
-                              out[g])
+        play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, scratch, rng_chance, rng_policy,
+                              log, ctr, out[g])
 
 
 # --------------------------------------------------------------------------------------------------

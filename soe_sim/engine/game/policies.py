@@ -296,13 +296,13 @@ def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
                      np.empty((FEAT_ROWS, N_FEAT), dtype=np.float64))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def wants_features_nb(pol, side):
     """True when ``side``'s policy reads features (every policy but ``random``)."""
     return pol.ids[side] != POLICY_RANDOM
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_scripted_nb(pol, side):
     """True when ``side``'s policy is a scripted one (:func:`score_options_nb` + :func:`argmax_tie_nb`)."""
     pid = pol.ids[side]
@@ -521,7 +521,7 @@ def fill_card_play_features_nb(cs, side, front, cards, uses, n, feat):
         feat[i, 6] = _better_in_hand(cs, side, c)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_first_features_nb(step, front, feat):
     for i in range(2):
         feat[i, 0] = i
@@ -1208,7 +1208,7 @@ def fill_event_target_features_nb(state, orders, m, pol, table, side, card, ctx,
 # The scripted scorer
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def score_options_nb(p, kind, feat, n, out):
     """Score every option of a decision from its features with the parameter row ``p`` (the scripted
     policies; docs/policies.md "How the scripted policies score")."""
@@ -1268,7 +1268,7 @@ def score_options_nb(p, kind, feat, n, out):
         out[i] = s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _score_order_nb(p, f):
     t = f[0]
     if t == onb.NO_ORDER:
@@ -1315,7 +1315,7 @@ def _score_order_nb(p, f):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _score_move_nb(p, f, rail):
     if f[0] > 0:  # stop executing this order
         return 0.0
@@ -1339,7 +1339,7 @@ def _score_move_nb(p, f, rail):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def argmax_tie_nb(scores, n, rng):
     """Index of the highest score, ties (within 1e-9) broken uniformly from ``rng`` (one draw only
     when there is a tie)."""

@@ -38,6 +38,7 @@ from soe_sim.engine.nb import (
     reach_into_nb,
     reachable_nb,
     retreat_targets_nb,
+    side_depots_into_nb,
     side_depots_nb,
     side_sign_nb,
     vp_add_nb,
@@ -263,7 +264,7 @@ def reset_phase_nb(state, orders, keep_seen):
             orders.seen[1 - s, b] = False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mark_battle_nb(state, orders, area):
     """Call before resolving the battle in ``area``: its blocks have fought (no rail transport
     afterwards, SoE 7.6) and are revealed to both sides (SoE 7.41.3)."""
@@ -274,7 +275,7 @@ def mark_battle_nb(state, orders, area):
             orders.seen[1, b] = True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def block_half_nb(orders, out):
     """``out[b]``: block fights at half strength (forced march or reorganizing, SoE 7.2)."""
     for b in range(out.shape[0]):
@@ -388,6 +389,7 @@ class PlacementTables(NamedTuple):
     src_row: np.ndarray
     depot_row: np.ndarray
     depot_dist_row: np.ndarray
+    seeds: np.ndarray
     meta: np.ndarray
     slot_type: np.ndarray
     slot_area: np.ndarray
@@ -419,7 +421,7 @@ def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
         np.full((n, n), UNREACHED, dtype=np.int32), np.zeros((n, n), dtype=np.int32), np.zeros(n, dtype=np.int64),
         np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.full(n, UNREACHED, dtype=np.int32),
         np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_),
-        np.zeros(n, dtype=np.int32), np.zeros(N_META, dtype=np.int64),
+        np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_), np.zeros(N_META, dtype=np.int64),
         np.zeros(order_capacity + 1, dtype=np.int64), np.zeros(order_capacity + 1, dtype=np.int64),
         np.zeros(nbk, dtype=np.bool_), np.full(nbk, -1, dtype=np.int64), np.zeros(order_capacity + 2, dtype=np.int64),
         np.full(nbk, -1, dtype=np.int64), np.full(order_capacity + 1, -1, dtype=np.int64),
@@ -427,7 +429,7 @@ def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
         np.zeros((N_ORDER_TYPES, n), dtype=np.int32))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def placement_tables_nb(state, map_arrays, orules, side, tabs):
     """Fill the static part of ``tabs`` (:class:`PlacementTables`) for ``side`` from the position.
 
@@ -521,8 +523,8 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
     has_rail[:] = False
     if any_sup and orules.rail_max_areas >= 1:
         dd = tabs.depot_dist_row
-        side_depots_nb(ip, ix, el, map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side,
-                       tabs.src_row, tabs.depot_row, dd)
+        side_depots_into_nb(ip, ix, el, map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side,
+                            tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
         for r in range(nf):
             a = fareas[r]
             for e in range(ip[a], ip[a + 1]):
@@ -678,29 +680,31 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     recon_only = owed > 0 and remaining <= owed
     k = 0
     n_recon = 0
-    for pass_ in range(2):
-        # pass 0: Recon rows; pass 1: the other types (skipped when only Recon is allowed)
-        if pass_ == 1 and recon_only and n_recon > 0:
-            break
+    cap = out_type.shape[0]
+    # Recon rows first, then the other types (skipped when only Recon is allowed)
+    if orders.pool_used[side, RECON] < orules.pool[RECON]:
+        for i in range(n):
+            if fr[i] != front or same[RECON, i] >= orules.max_same_type_per_area:
+                continue
+            if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
+                continue
+            if not enterable_nb(el, side, i):
+                continue
+            n_recon += 1
+            if k < cap:
+                out_type[k] = RECON
+                out_area[k] = i
+                k += 1
+    if not (recon_only and n_recon > 0):
         for i in range(n):
             if fr[i] != front:
                 continue
             for t in range(N_ORDER_TYPES):
-                if (t == RECON) != (pass_ == 0):
+                if t == RECON or orders.pool_used[side, t] >= orules.pool[t]:
                     continue
-                if orders.pool_used[side, t] >= orules.pool[t]:
+                if same[t, i] >= orules.max_same_type_per_area or cap_ok[t, i] == 0:
                     continue
-                if same[t, i] >= orules.max_same_type_per_area:
-                    continue
-                if t == RECON:
-                    if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
-                        continue
-                    if not enterable_nb(el, side, i):
-                        continue
-                    n_recon += 1
-                elif cap_ok[t, i] == 0:
-                    continue
-                if k < out_type.shape[0]:
+                if k < cap:
                     out_type[k] = t
                     out_area[k] = i
                     k += 1
@@ -738,7 +742,7 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                                        out_area)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def place_order_nb(state, orders, side, front, order_type, area):
     """Place an order row from :func:`legal_orders_nb`; returns its id (``-1`` for the pass row or
     when the capacity is full)."""
@@ -837,6 +841,7 @@ class MoveScratch(NamedTuple):
     sdist: np.ndarray
     dests: np.ndarray
     vias: np.ndarray
+    rdist: np.ndarray
 
 
 @njit(cache=True)
@@ -850,7 +855,39 @@ def new_move_scratch_nb(n_blocks, map_arrays):
                        np.zeros((2, n), dtype=np.bool_), np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_),
                        np.full(n, UNREACHED, dtype=np.int32), np.empty(n, dtype=np.int32),
                        np.zeros(n, dtype=np.int64), np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64),
-                       np.empty(max_deg + 1, dtype=np.int64))
+                       np.empty(max_deg + 1, dtype=np.int64), np.empty(n, dtype=np.int32))
+
+
+@njit(cache=True, _nrt=False)
+def _reverse_reach_nb(ip, ix, eb, el, enemy_row, side, dest, depth, rdist, queue):
+    """``rdist[x]``: the length of the shortest move of a ``side`` block from ``x`` into ``dest``
+    (the distance :func:`~soe_sim.engine.nb.reach_into_nb` from ``x`` finds for ``dest``), up to
+    ``depth`` links, ``UNREACHED`` otherwise: a BFS from ``dest`` backwards. A move enters only
+    enterable areas, never continues from an enemy area and never uses a closed link (``eb`` is
+    symmetric, :func:`edge_blocked_nb`), so the areas it passes through are enterable non-enemy areas
+    and ``dest`` is enterable; the starting area is free of conditions."""
+    for i in range(rdist.shape[0]):
+        rdist[i] = UNREACHED
+    if not enterable_nb(el, side, dest):
+        return
+    rdist[dest] = 0
+    queue[0] = dest
+    head = 0
+    tail = 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if rdist[u] >= depth:
+            continue
+        if u != dest and (enemy_row[u] or not enterable_nb(el, side, u)):
+            continue  # u would be passed through: it must be enterable and not an enemy area
+        for e in range(ip[u], ip[u + 1]):
+            v = ix[e]
+            if rdist[v] != UNREACHED or eb[e]:
+                continue
+            rdist[v] = rdist[u] + 1
+            queue[tail] = v
+            tail += 1
 
 
 @njit(cache=True, _nrt=False)
@@ -907,6 +944,14 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     dests = scr.dests
     gen = 0
     vias = scr.vias
+    # Move To / Forced March To: the only destination is the order's area; which blocks reach it
+    # comes from one backward BFS instead of a BFS from every candidate
+    rdist = scr.rdist
+    if to_type:
+        max_allow = 0
+        for c in range(nc):
+            max_allow = max(max_allow, allowance_nb(orules, state.block_arm[cand[c]], forced))
+        _reverse_reach_nb(ip, ix, eb, el, enemy_row, side, a, max_allow, rdist, queue)
     # rows per candidate block: destinations, vias, detachments (ascending)
     n_ord = orders.n_orders[0]
     k = 0
@@ -914,23 +959,26 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
         b = cand[c]
         x = ba[b]
         allow = allowance_nb(orules, state.block_arm[b], forced)
-        nq = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, x, allow, False, dist, 0, dist,
-                           queue)
-        reach_a = dist[a] != UNREACHED
-        # the destinations in ascending order; dist reset for the next block
         nd = 0
-        for p in range(1, nq):
-            d = queue[p]
-            j = nd
-            while j > 0 and dests[j - 1] > d:
-                dests[j] = dests[j - 1]
-                j -= 1
-            dests[j] = d
-            nd += 1
-        for p in range(nq):
-            dist[queue[p]] = UNREACHED
-        if to_type and not reach_a:
-            continue  # SoE 7.3: a Move To / Forced March To must be fully executed
+        if to_type:
+            if rdist[x] == UNREACHED or rdist[x] > allow:
+                continue  # SoE 7.3: a Move To / Forced March To must be fully executed
+            dests[0] = a
+            nd = 1
+        else:
+            nq = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, x, allow, False, dist, 0, dist,
+                               queue)
+            # the destinations in ascending order; dist reset for the next block
+            for p in range(1, nq):
+                d = queue[p]
+                j = nd
+                while j > 0 and dests[j - 1] > d:
+                    dests[j] = dests[j - 1]
+                    j -= 1
+                dests[j] = d
+                nd += 1
+            for p in range(nq):
+                dist[queue[p]] = UNREACHED
         need = 0  # _pending_area_orders
         for o in range(n_ord):
             if (orders.order_side[o] == side and orders.order_area[o] == x
@@ -1069,7 +1117,7 @@ def apply_move_nb(state, orders, map_arrays, orules, order_id, block, dest, via,
     orders.order_executed[order_id] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def finish_order_nb(orders, order_id):
     """End the execution of an order: executed by at least one block → EXECUTED, else REMOVED and
     back in the pool (SoE 7.3 "unfulfilled"). Returns the new status."""
@@ -1109,7 +1157,7 @@ def min_moves_required_nb(state, orders, map_arrays, orules, order_id):
 # Recon, Withdraw, Defend (SoE 7.2, 7.31)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def execute_recon_nb(state, orders, order_id):
     """Reveal the enemy blocks in the Recon area to the order's side (SoE 7.2, 7.31). Returns how
     many were revealed; the order becomes EXECUTED."""
@@ -1237,7 +1285,7 @@ def execute_withdraw_nb(state, orders, map_arrays, orules, order_id, out_dest, o
     return WD_OK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def defend_flag_nb(state, orders, side, area):
     """The Defend Area benefit for ``side``'s force in ``area`` (SoE 7.2): a placed Defend order of
     ``side`` there and at least one of its blocks began the phase in the area (``block_prev_area <
@@ -1310,7 +1358,7 @@ def legal_reorganize_nb(state, orders, order_id, out_block):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def designate_reorganize_nb(orders, order_id, block):
     """Name the block that will reorganize (SoE 7.2 "the block specified to reorganize at the
     beginning of the battle"): it fights at half strength if attacked."""
