@@ -32,8 +32,7 @@ from numba import njit
 
 from soe_sim.data.enums import Side
 from soe_sim.engine.game import nb as gnb
-from soe_sim.engine.game import policies as pnb
-from soe_sim.engine.game.nb import CAUSE, EVENT, EVENT_DTYPE, N_CTR, N_RES
+from soe_sim.engine.game.nb import CAUSE, EVENT, N_CTR, N_RES
 from soe_sim.engine.state import STATUS
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
@@ -356,13 +355,10 @@ def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scr
 
 
 @njit(cache=True, nogil=True)
-def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, seeds,
-                     log_capacity, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
-    """Games one after the other (releases the GIL: safe in threaded task runners), one event log
-    for all of them."""
-    log = np.empty(log_capacity, dtype=EVENT_DTYPE)
-    pset = pnb.make_policy_set_nb(policy_ids, policy_params, cs0, cr, kr.hand_card_bonus, er.max_blocks)
-    scratch = gnb.new_game_scratch_nb(state0, orders0, m)
+def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds,
+                     key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
+    """Games one after the other (releases the GIL: safe in threaded task runners) with the
+    thread's ``pset``, ``scratch`` and event ``log`` (``gnb.batch_work_nb``)."""
     for g in range(seeds.shape[0]):
         _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seeds[g],
                      log,
@@ -485,13 +481,15 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     from soe_sim.engine.game import run_chunks
 
     state = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
-             setup.rr, setup.orules, cfg, policies[0], policies[1])
+             setup.rr, setup.orules, cfg)
+    ids, params = policies
     # The kernel releases the GIL: threads play disjoint slices of games, each thread with its own
     # copy of the inputs (each game depends only on its own seed row, so the slicing never changes a
     # result).
     run_chunks(_games_serial_nb, state, seeds, (raw.res, raw.stats, raw.key_ctrl, raw.traj_round, raw.traj_phase,
                                                 raw.traj_vp, raw.bat, raw.counts),
-               max(1, int(threads or 1)), (int(log_capacity), key_areas))
+               max(1, int(threads or 1)), (key_areas,),
+               per_thread=lambda a: gnb.batch_work_nb(*a[:7], ids.copy(), params.copy(), int(log_capacity)))
     return raw
 
 

@@ -592,8 +592,9 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     policies, params = policy_arrays(polish, soviet)
     n_threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)) if threads else numba.get_num_threads()
     args = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
-            setup.rr, setup.orules, cfg, policies, params)
-    run_chunks(nb.play_games_serial_nb, args, seeds, (out,), n_threads, (int(log_capacity),))
+            setup.rr, setup.orules, cfg)
+    run_chunks(nb.play_games_serial_nb, args, seeds, (out,), n_threads,
+               per_thread=lambda a: nb.batch_work_nb(*a[:7], policies.copy(), params.copy(), int(log_capacity)))
     if raw:
         return out
     df = pd.DataFrame(out, columns=list(RESULT_COLUMNS))
@@ -617,20 +618,23 @@ def private_copy(obj):
     return obj
 
 
-def run_chunks(kernel, args, seeds, outs, threads, extra=(), chunk=None):
-    """Run ``kernel(*args, seeds[lo:hi], *extra, *(o[lo:hi] for o in outs))`` over chunks of games.
+def run_chunks(kernel, args, seeds, outs, threads, extra=(), chunk=None, per_thread=None):
+    """Run ``kernel(*args, *work, seeds[lo:hi], *extra, *(o[lo:hi] for o in outs))`` over chunks of
+    games, ``work = per_thread(args)`` (a tuple, e.g. ``nb.batch_work_nb``; empty without
+    ``per_thread``).
 
     ``kernel`` is a ``nogil`` numba kernel that plays the games of its chunk one after the other.
     With ``threads > 1`` the chunks go to a thread pool; each worker thread calls the kernel with
     its own :func:`private_copy` of ``args`` (the read-only inputs shared by every game), so the
     reference counts of their arrays — touched at every kernel call inside a game — stay in one
-    core's cache. Every game depends only on its seed row: the result does not depend on the
-    threads or the chunking.
+    core's cache, and with its own ``work``, made once and kept across its chunks. Every game
+    depends only on its seed row: the result does not depend on the threads or the chunking.
     """
     n = seeds.shape[0]
     threads = max(1, int(threads))
     if threads == 1 or n <= 1:
-        kernel(*args, seeds, *extra, *outs)
+        work = tuple(per_thread(args)) if per_thread else ()
+        kernel(*args, *work, seeds, *extra, *outs)
         return
     import math
     import threading
@@ -643,7 +647,8 @@ def run_chunks(kernel, args, seeds, outs, threads, extra=(), chunk=None):
         a = getattr(local, "args", None)
         if a is None:
             a = local.args = private_copy(args)
-        kernel(*a, seeds[lo:hi], *extra, *(o[lo:hi] for o in outs))
+            local.work = tuple(per_thread(a)) if per_thread else ()
+        kernel(*a, *local.work, seeds[lo:hi], *extra, *(o[lo:hi] for o in outs))
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for f in [pool.submit(work, lo, min(n, lo + step)) for lo in range(0, n, step)]:

@@ -1779,17 +1779,14 @@ def with_etable_nb(cfg, etable):
 
 
 @njit(cache=True, nogil=True)
-def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policies, params, seeds, log_capacity,
-                         out):
+def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds, out):
     """:func:`play_games_nb` one game after the other, without the GIL (``cfg`` with its event
-    table): the engine's :func:`~soe_sim.engine.game.play_games` runs chunks of games in Python
-    threads, each thread with its own copy of the read-only inputs so that the reference counts of
-    their arrays are not shared between cores. One event log serves every game of the chunk (its
-    entries are written before they are counted). ``out`` (n_games, N_RES) int64."""
-    log = np.empty(log_capacity, dtype=EVENT_DTYPE)
+    table; ``pset``, ``scratch`` and the event ``log`` from :func:`batch_work_nb`): the engine's
+    :func:`~soe_sim.engine.game.play_games` runs chunks of games in Python threads, each thread with
+    its own copy of the read-only inputs (so that the reference counts of their arrays are not
+    shared between cores) and its own :func:`batch_work_nb`, kept across its chunks. The log serves
+    every game (its entries are written before they are counted). ``out`` (n_games, N_RES) int64."""
     ctr = np.zeros(N_CTR, dtype=np.int64)
-    pset = pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks)
-    scratch = new_game_scratch_nb(state0, orders0, m)
     for g in range(seeds.shape[0]):
         st = copy_state_nb(state0)
         cs = copy_cards_nb(cs0)
@@ -1798,6 +1795,16 @@ def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, p
         rng_policy = seeds[g, 1:3].copy()
         play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, scratch, rng_chance, rng_policy,
                               log, ctr, out[g])
+
+
+@njit(cache=True)
+def batch_work_nb(state0, cs0, orders0, m, cr, er, kr, policies, params, log_capacity):
+    """What a thread playing a batch's games keeps from game to game: the
+    :class:`~soe_sim.engine.game.policies.PolicySet` of the start (``policies`` / ``params``: the
+    policy ids and parameter rows), the :class:`GameScratch` and an event log of ``log_capacity``
+    entries (see :func:`play_game_policies_nb`)."""
+    return (pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks),
+            new_game_scratch_nb(state0, orders0, m), np.empty(log_capacity, dtype=EVENT_DTYPE))
 
 
 # --------------------------------------------------------------------------------------------------
