@@ -102,6 +102,24 @@ def test_batch_is_independent_of_threads_and_matches_single_games():
         assert np.array_equal(g.row, one[i])
 
 
+def test_stream_seeds_kernel_matches_seed_sequence():
+    """The batch's stream seeds come from a kernel replicating numpy's SeedSequence: equal to
+    game_streams (three SeedSequence children per game) for int seeds, large and fresh entropy,
+    spawned sequences, game indices across the 32-bit boundary and any start."""
+    from soe_sim.engine.game import game_stream_seeds, game_streams
+
+    fresh = np.random.SeedSequence()
+    spawned = np.random.SeedSequence(42).spawn(3)[2]
+    for seed in (0, 7, 2**40 + 3, 2**70 + 11, fresh, spawned):
+        fast = game_stream_seeds(seed, 0, 5)
+        assert fast.dtype == np.uint64 and fast.shape == (5, 3)
+        for i in range(5):
+            assert np.array_equal(fast[i], game_streams(seed, i)), (seed, i)
+        for start in (123, 2**32 - 1, 2**32 + 5):
+            assert np.array_equal(game_stream_seeds(seed, start, start + 2)[1], game_streams(seed, start + 1))
+    assert game_stream_seeds(3, 4, 4).shape == (0, 3)
+
+
 def test_policy_streams_are_separate_from_chance():
     """Common random numbers: the first card draws (chance stream) do not depend on the policies."""
     a = play_game("tutorial", 1).events

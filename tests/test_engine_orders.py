@@ -720,3 +720,41 @@ def test_placement_sequences_invariants(world, orules):
                 assert nb.legal_reorganize_nb(state, orders, o, out) > 0
             elif t == T.RAIL_TRANSPORT:
                 assert nb.legal_rail_nb(state, orders, m.arrays, orules, o, out, out2) > 0
+
+
+def test_reverse_reach_matches_forward_bfs(world):
+    """The backward BFS of Move To / Forced March To (_reverse_reach_nb) gives every start area the
+    distance the forward movement BFS from that area finds for the destination (SoE 7.31: moves end
+    in the first enemy area, Poles never enter Eastern Links, closed links), up to the depth."""
+    from soe_sim.engine.nb import UNREACHED, reach_into_nb
+
+    m = world[0]
+    ma = m.arrays
+    n = m.n_areas
+    rng = np.random.default_rng(99)
+    dist = np.full(n, UNREACHED, np.int32)
+    queue = np.empty(n, np.int32)
+    rdist = np.empty(n, np.int32)
+    reached = 0
+    for _ in range(12):
+        state, orders = random_position(world, rng)
+        cnt = np.zeros((2, n), np.int32)
+        enemy = np.zeros((2, n), np.bool_)
+        nb.presence_nb(state, cnt, enemy)
+        for side in (P, S):
+            eb = np.zeros(ma.adj_indices.shape[0], np.bool_)
+            nb.edge_blocked_nb(state, ma, side, cnt, eb)
+            for dest in rng.choice(n, size=25, replace=False):
+                depth = int(rng.integers(1, 5))
+                nb._reverse_reach_nb(ma.adj_indptr, ma.adj_indices, eb, ma.eastern_link, enemy[side], side, int(dest),
+                                     depth, rdist, queue)
+                for x in range(n):
+                    if x == dest:
+                        continue
+                    k = reach_into_nb(ma.adj_indptr, ma.adj_indices, ma.adj_kind, eb, ma.eastern_link, enemy[side],
+                                      side, x, depth, False, dist, 0, dist, queue)
+                    fwd = dist[dest]
+                    dist[queue[:k]] = UNREACHED
+                    assert rdist[x] == fwd, (side, int(dest), x, depth)
+                    reached += fwd != UNREACHED
+    assert reached > 500

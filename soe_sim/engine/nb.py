@@ -87,8 +87,14 @@ def clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, 
     (E1). ``blocked_area`` (``-1`` none) is never entered (the battle area of a retreat, E9).
     ``out_dist`` (n_areas,) int: links crossed, ``UNREACHED`` when no clear path exists.
     """
+    clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, blocked_area, out_dist,
+                      np.empty(out_dist.shape[0], dtype=np.int32))
+
+
+@njit(cache=True, _nrt=False)
+def clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, blocked_area, out_dist, queue):
+    """:func:`clear_bfs_nb` with the caller's ``queue`` (n_areas,) int32 scratch."""
     n = out_dist.shape[0]
-    queue = np.empty(n, dtype=np.int32)
     head = 0
     tail = 0
     for i in range(n):
@@ -179,18 +185,29 @@ def side_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_cit
     """Row ``side`` of :func:`supply_depots_nb` (``out_source_dist``, ``out_depot``) and of
     :func:`block_supply_nb` (``out_depot_dist``), without the other side's rows (same results)."""
     n = key_city.shape[0]
+    side_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy, side,
+                        out_source_dist_row, out_depot_row, out_depot_dist_row, np.zeros(n, dtype=np.bool_),
+                        np.empty(n, dtype=np.int32))
+
+
+@njit(cache=True, _nrt=False)
+def side_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy, side,
+                        out_source_dist_row, out_depot_row, out_depot_dist_row, seeds, queue):
+    """:func:`side_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
+    (n_areas,) int32."""
+    n = key_city.shape[0]
     s = side
-    seeds = np.zeros(n, dtype=np.bool_)
     for i in range(n):
         seeds[i] = supply_source[i] == s or (s == SIDE.SOVIET and eastern_link[i])
-    clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy[s], eastern_link, s, -1, out_source_dist_row)
+    clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy[s], eastern_link, s, -1, out_source_dist_row, queue)
     for i in range(n):
         if s == SIDE.SOVIET and eastern_link[i]:
             out_depot_row[i] = True
         else:
             out_depot_row[i] = (key_city[i] and control[i] == s and not enemy[s, i]
                                 and out_source_dist_row[i] >= 0)
-    clear_bfs_nb(adj_indptr, adj_indices, out_depot_row, enemy[s], eastern_link, s, -1, out_depot_dist_row)
+    clear_bfs_into_nb(adj_indptr, adj_indices, out_depot_row, enemy[s], eastern_link, s, -1, out_depot_dist_row,
+                      queue)
 
 
 @njit(cache=True)

@@ -26,7 +26,6 @@ import json
 import math
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +34,7 @@ from numba import njit
 
 from soe_sim.data.enums import ARM, Side
 from soe_sim.engine.game import nb as gnb
-from soe_sim.engine.game.nb import CAUSE, EVENT, EVENT_DTYPE, N_CTR, N_RES
+from soe_sim.engine.game.nb import CAUSE, EVENT, N_CTR, N_RES
 from soe_sim.engine.state import STATUS
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
@@ -377,18 +376,19 @@ def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_r
 
 
 @njit(cache=True)
-def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, seed_row,
-                 log_capacity, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
-    """Play one game from the start position (copied) and reduce it; ``counts`` (2,) = phases, battles."""
+def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seed_row,
+                 log, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
+    """Play one game from the start position (copied) with the event log ``log`` (any content: every
+    counted entry is written in full) and the batch's PolicySet ``pset`` (``gnb.play_game_policies_nb``),
+    and reduce it; ``counts`` (2,) = phases, battles."""
     st = gnb.copy_state_nb(state0)
     cs = gnb.copy_cards_nb(cs0)
     orders = gnb.copy_orders_nb(orders0)
     rng_chance = seed_row[0:1].copy()
     rng_policy = seed_row[1:3].copy()
-    log = np.zeros(log_capacity, dtype=EVENT_DTYPE)
     ctr = np.zeros(N_CTR, dtype=np.int64)
-    gnb.play_game_params_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, rng_chance,
-                            rng_policy, log, ctr, res)
+    gnb.play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, scratch, rng_chance, rng_policy,
+                              log, ctr, res)
     n_ph, n_bat = _reduce_nb(log, ctr[gnb.C_EVENTS], state0.block_sp, state0.block_arm, st, m.vp, key_areas, stats,
                              key_ctrl, traj_round, traj_phase, traj_vp, bat)
     counts[0] = n_ph
@@ -396,12 +396,13 @@ def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policy_id
 
 
 @njit(cache=True, nogil=True)
-def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, seeds,
-                     log_capacity, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
-    """Games one after the other (releases the GIL: safe in threaded task runners)."""
+def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds,
+                     key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
+    """Games one after the other (releases the GIL: safe in threaded task runners) with the
+    thread's ``pset``, ``scratch`` and event ``log`` (``gnb.batch_work_nb``)."""
     for g in range(seeds.shape[0]):
-        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, seeds[g],
-                     log_capacity,
+        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seeds[g],
+                     log,
                      key_areas, res[g], stats[g], key_ctrl[g], traj_round[g], traj_phase[g], traj_vp[g], bat[g],
                      counts[g])
 
@@ -501,12 +502,9 @@ class _Raw:
 
 
 def _seeds(seed: int, start: int, stop: int) -> np.ndarray:
-    from soe_sim.engine.game import game_streams
+    from soe_sim.engine.game import game_stream_seeds
 
-    ss = np.random.SeedSequence(int(seed))
-    if stop <= start:
-        return np.zeros((0, 3), dtype=np.uint64)
-    return np.stack([game_streams(ss, i) for i in range(start, stop)])
+    return game_stream_seeds(np.random.SeedSequence(int(seed)), int(start), int(stop))
 
 
 def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity):
@@ -522,24 +520,18 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     )
     if n == 0:
         return raw
+    from soe_sim.engine.game import run_chunks
+
     state = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
-             setup.rr, setup.orules, cfg, policies[0], policies[1])
-
-    def work(lo, hi):
-        _games_serial_nb(*state, seeds[lo:hi], int(log_capacity), key_areas, raw.res[lo:hi], raw.stats[lo:hi],
-                         raw.key_ctrl[lo:hi], raw.traj_round[lo:hi], raw.traj_phase[lo:hi], raw.traj_vp[lo:hi],
-                         raw.bat[lo:hi], raw.counts[lo:hi])
-
-    threads = max(1, int(threads or 1))
-    if threads == 1 or n == 1:
-        work(0, n)
-        return raw
-    # The kernel releases the GIL: threads play disjoint slices of games (each game depends only on
-    # its own seed row, so the slicing never changes a result).
-    step = max(1, min(32, math.ceil(n / (4 * threads))))
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        for f in [pool.submit(work, lo, min(n, lo + step)) for lo in range(0, n, step)]:
-            f.result()
+             setup.rr, setup.orules, cfg)
+    ids, params = policies
+    # The kernel releases the GIL: threads play disjoint slices of games, each thread with its own
+    # copy of the inputs (each game depends only on its own seed row, so the slicing never changes a
+    # result).
+    run_chunks(_games_serial_nb, state, seeds, (raw.res, raw.stats, raw.key_ctrl, raw.traj_round, raw.traj_phase,
+                                                raw.traj_vp, raw.bat, raw.counts),
+               max(1, int(threads or 1)), (key_areas,),
+               per_thread=lambda a: gnb.batch_work_nb(*a[:7], ids.copy(), params.copy(), int(log_capacity)))
     return raw
 
 

@@ -279,7 +279,7 @@ def take_losses_nb(state, idx, n, losses):
     return removed
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _count_side_in_area(state, side, area):
     c = 0
     for b in range(state.block_side.shape[0]):
@@ -288,7 +288,7 @@ def _count_side_in_area(state, side, area):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _enemy_area(state, side, area):
     if state.garrison_side[area] == 1 - side:
         return True
@@ -443,10 +443,19 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
         if m > 0:
             enemy_row = np.zeros(n_areas, dtype=np.bool_)
             friendly_row = np.zeros(n_areas, dtype=np.int32)
+            enemy_cnt = np.zeros(n_areas, dtype=np.int32)
             goal = np.zeros(n_areas, dtype=np.bool_)
+            # one pass over the blocks: per area the defender's blocks (_count_side_in_area) and the
+            # attacker's (for _enemy_area)
+            for b in range(nbk):
+                a = state.block_area[b]
+                if state.block_status[b] == STATUS.ON_MAP and 0 <= a < n_areas:
+                    if state.block_side[b] == defender:
+                        friendly_row[a] += 1
+                    elif state.block_side[b] == 1 - defender:
+                        enemy_cnt[a] += 1
             for i in range(n_areas):
-                enemy_row[i] = _enemy_area(state, defender, i)
-                friendly_row[i] = _count_side_in_area(state, defender, i)
+                enemy_row[i] = state.garrison_side[i] == 1 - defender or enemy_cnt[i] > 0
                 goal[i] = map_arrays.vp[i] > 0 and state.control[i] == defender and i != area
             # SoE 7.42: "may not retreat along a road or rail blocked by enemy blocks": the links
             # the attackers came along.

@@ -66,7 +66,8 @@ __all__ = [
     "POLICY_RANDOM", "POLICY_IDS", "POLICY_PYTHON", "PARAMS", "PARAM_DOCS", "FEATURES", "choose_nb",
     "choose_option_nb", "policy_id", "Policy", "resolve_policy", "policy_arrays", "StateView", "JitPolicy",
     "EventLog", "new_event_log", "append_event",
-    "GameSetup", "GameResult", "game_setup", "game_config", "game_streams", "game_seed_sequence",
+    "GameSetup", "GameResult", "game_setup", "game_config", "game_streams", "game_stream_seeds", "game_seed_sequence",
+    "private_copy", "run_chunks",
     "play_game", "play_games", "events_frame", "format_events", "fuzz",
 ]
 
@@ -418,6 +419,52 @@ def game_streams(seed, game: int | None = None) -> np.ndarray:
     return chunk_seeds(game_seed_sequence(seed, game), 3)
 
 
+def _uint32_words(x) -> list[int] | None:
+    """The uint32 words numpy's SeedSequence makes of an entropy / spawn-key value (ints and
+    sequences of ints); None for anything else (the caller then takes the slow path)."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        n = int(x)
+        if n < 0:
+            return None
+        if n == 0:
+            return [0]
+        words = []
+        while n > 0:
+            words.append(n & 0xFFFFFFFF)
+            n >>= 32
+        return words
+    if isinstance(x, (tuple, list)):
+        out = []
+        for v in x:
+            w = _uint32_words(v)
+            if w is None:
+                return None
+            out += w
+        return out
+    return None
+
+
+def game_stream_seeds(seed, start: int, stop: int) -> np.ndarray:
+    """(stop - start, 3) uint64: :func:`game_streams` of games ``start .. stop - 1`` of a batch seeded
+    ``seed``, computed in a kernel (``nb.game_stream_seeds_nb``, numpy's SeedSequence algorithm)
+    instead of three SeedSequence objects per game. Seeds whose entropy is not made of integers use
+    :func:`game_streams` itself."""
+    ss = as_seed_sequence(seed)
+    n = max(0, int(stop) - int(start))
+    out = np.zeros((n, 3), dtype=np.uint64)
+    if n == 0:
+        return out
+    run = _uint32_words(ss.entropy)
+    key = _uint32_words(tuple(ss.spawn_key))
+    if run is None or key is None:
+        for g in range(n):
+            out[g] = game_streams(ss, int(start) + g)
+        return out
+    run = run + [0] * max(0, int(ss.pool_size) - len(run))  # SeedSequence pads the run entropy of a child
+    nb.game_stream_seeds_nb(np.array(run + key, dtype=np.uint64), int(ss.pool_size), int(start), out)
+    return out
+
+
 # --------------------------------------------------------------------------------------------------
 # Policies (docs/policies.md)
 
@@ -679,19 +726,14 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     ``ruleset``: as in :func:`game_setup`."""
     setup = game_setup(scenario, ruleset)
     cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants)
-    ss = as_seed_sequence(seed)
-    seeds = np.stack([game_streams(ss, i) for i in range(int(games))]) if games else np.zeros((0, 3), np.uint64)
+    seeds = game_stream_seeds(seed, 0, int(games))
     out = np.zeros((int(games), N_RES), dtype=np.int64)
     policies, params = policy_arrays(polish, soviet)
-    old = numba.get_num_threads()
-    try:
-        if threads:
-            numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
-        nb.play_games_nb(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er,
-                         setup.kr, setup.rr, setup.orules, cfg._replace(etable=0), cfg.etable, policies, params, seeds,
-                         int(log_capacity), out)
-    finally:
-        numba.set_num_threads(old)
+    n_threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)) if threads else numba.get_num_threads()
+    args = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
+            setup.rr, setup.orules, cfg)
+    run_chunks(nb.play_games_serial_nb, args, seeds, (out,), n_threads,
+               per_thread=lambda a: nb.batch_work_nb(*a[:7], policies.copy(), params.copy(), int(log_capacity)))
     if raw:
         return out
     df = pd.DataFrame(out, columns=list(RESULT_COLUMNS))
@@ -701,6 +743,55 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     df["violation_code"] = [Violation(int(v)).name.lower() if v else "" for v in df["violation_code"]]
     df.index.name = "game"
     return df
+
+
+def private_copy(obj):
+    """A deep copy of the arrays in ``obj`` (an array, or a NamedTuple of arrays, scalars and
+    NamedTuples); anything else is returned as is."""
+    if isinstance(obj, np.ndarray):
+        return obj.copy()
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*[private_copy(v) for v in obj])
+    if isinstance(obj, tuple):
+        return tuple(private_copy(v) for v in obj)
+    return obj
+
+
+def run_chunks(kernel, args, seeds, outs, threads, extra=(), chunk=None, per_thread=None):
+    """Run ``kernel(*args, *work, seeds[lo:hi], *extra, *(o[lo:hi] for o in outs))`` over chunks of
+    games, ``work = per_thread(args)`` (a tuple, e.g. ``nb.batch_work_nb``; empty without
+    ``per_thread``).
+
+    ``kernel`` is a ``nogil`` numba kernel that plays the games of its chunk one after the other.
+    With ``threads > 1`` the chunks go to a thread pool; each worker thread calls the kernel with
+    its own :func:`private_copy` of ``args`` (the read-only inputs shared by every game), so the
+    reference counts of their arrays — touched at every kernel call inside a game — stay in one
+    core's cache, and with its own ``work``, made once and kept across its chunks. Every game
+    depends only on its seed row: the result does not depend on the threads or the chunking.
+    """
+    n = seeds.shape[0]
+    threads = max(1, int(threads))
+    if threads == 1 or n <= 1:
+        work = tuple(per_thread(args)) if per_thread else ()
+        kernel(*args, *work, seeds, *extra, *outs)
+        return
+    import math
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    step = int(chunk) if chunk else max(1, min(64, math.ceil(n / (8 * threads))))
+    local = threading.local()
+
+    def work(lo, hi):
+        a = getattr(local, "args", None)
+        if a is None:
+            a = local.args = private_copy(args)
+            local.work = tuple(per_thread(a)) if per_thread else ()
+        kernel(*a, *local.work, seeds[lo:hi], *extra, *(o[lo:hi] for o in outs))
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for f in [pool.submit(work, lo, min(n, lo + step)) for lo in range(0, n, step)]:
+            f.result()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -92,10 +92,9 @@ from soe_sim.engine.reinforce.nb import (
     apply_combine_nb,
     apply_strengthen_nb,
     arrive_reinforcements_nb,
-    cube_kind_nb,
     front_line_nb,
-    legal_builds_nb,
-    legal_combines_nb,
+    legal_build_pairs_nb,
+    legal_combine_pairs_nb,
     legal_strengthen_nb,
     nearest_leader_front_nb,
     replace_garrisons_nb,
@@ -381,7 +380,7 @@ class EventWork(NamedTuple):
 # Event log
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def log_event_nb(log, ctr, state, kind, side, area, area2, block, value, value2):
     """Append one event (stamped with the state's round and phase); False when the log is full
     (the loop then aborts with ``ABORT.LOG_FULL``)."""
@@ -440,17 +439,24 @@ def _log_vp_block_nb(state, log, ctr, old, cause, area, block):
 # Decisions
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def feat_buffer_nb(policies, side, n):
     """The feature matrix of a decision: ``(n, N_FEAT)`` zeros when ``side``'s policy reads features
     (every policy but ``random``) and there is a choice, else an empty ``(0, N_FEAT)`` array (the
     caller then skips its ``fill_*_features_nb``)."""
+    buf = policies.feat_buf
     if n <= 1 or not pnb.wants_features_nb(policies, side):
-        return np.zeros((0, N_FEAT), dtype=np.float64)
-    return np.zeros((n, N_FEAT), dtype=np.float64)
+        return buf[:0]
+    if n > buf.shape[0]:
+        return np.zeros((n, N_FEAT), dtype=np.float64)
+    feat = buf[:n]
+    for i in range(n):  # the matrix is zeros before the fill (PolicySet.feat_buf is reused)
+        for q in range(N_FEAT):
+            feat[i, q] = 0.0
+    return feat
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def decide_nb(policies, side, kind, n, feat, rng_policy, ctr, cfg):
     """Ask ``side``'s policy for an option in ``0..n-1`` (0 when ``n <= 1`` or the game is aborting).
 
@@ -478,19 +484,45 @@ def decide_nb(policies, side, kind, n, feat, rng_policy, ctr, cfg):
     return k
 
 
+@njit(cache=True, _nrt=False)
+def decide_scores_nb(policies, side, n, scores, rng_policy, ctr, cfg):
+    """:func:`decide_nb` for a scripted policy (``pnb.is_scripted_nb``) whose option scores are
+    already known (``scores[:n]``, the values :func:`~soe_sim.engine.game.policies.score_options_nb`
+    gives for the decision's features): the same steps, caps and choice
+    (:func:`~soe_sim.engine.game.policies.argmax_tie_nb` on the side's policy stream)."""
+    ctr[C_STEPS] += 1
+    if ctr[C_ABORT] != ABORT.NONE:
+        return 0
+    if ctr[C_STEPS] > cfg.max_steps:
+        ctr[C_ABORT] = ABORT.TOTAL_STEPS
+        return 0
+    if ctr[C_STEPS] - ctr[C_PHASE_STEP0] > cfg.max_phase_steps:
+        ctr[C_ABORT] = ABORT.PHASE_STEPS
+        return 0
+    if n <= 1:
+        return 0
+    k = pnb.argmax_tie_nb(scores, n, rng_policy[side:side + 1])
+    if k < 0 or k >= n:
+        k = 0
+    return k
+
+
 # --------------------------------------------------------------------------------------------------
 # Block bookkeeping
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison):
-    snap_status[:] = state.block_status
-    snap_area[:] = state.block_area
-    snap_sp[:] = state.block_sp
-    snap_garrison[:] = state.garrison_side
+    # element loops: an array-to-array slice assignment may allocate a temporary (no NRT here)
+    for b in range(snap_status.shape[0]):
+        snap_status[b] = state.block_status[b]
+        snap_area[b] = state.block_area[b]
+        snap_sp[b] = state.block_sp[b]
+    for i in range(snap_garrison.shape[0]):
+        snap_garrison[i] = state.garrison_side[i]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def log_diff_nb(state, log, ctr, cause, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
     """Log every block / garrison change since the snapshot, and keep the elimination trackers."""
     for b in range(state.block_side.shape[0]):
@@ -591,6 +623,17 @@ def resolve_event_nb(state, cs, orders, m, cfg, ew, side, card, target, reaction
     return True
 
 
+@njit(cache=True, _nrt=False)
+def _may_react_nb(cs, table, side):
+    """Does ``side`` hold a reaction card (SoE 7.1 item 6)? Without one :func:`reaction_loop_nb`
+    returns at once (``events.nb.reaction_window_nb`` lists only reaction cards in hand), so the loop
+    calls it only then."""
+    for c in range(cs.location.shape[1]):
+        if cs.location[side, c] == HAND and table.kind[side, c] == EVENT_KIND.REACTION:
+            return True
+    return False
+
+
 @njit(cache=True)
 def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, rng_policy, log, ctr):
     """SoE 7.1 item 6 (EV11): in the window ``ew.ctx`` ``side`` plays reaction cards one decision at a
@@ -616,7 +659,7 @@ def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, 
             return
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def freeze_inactive_nb(state, orders, active):
     """G15: the blocks of an inactive nation (``neutral_nation``, e.g. Lithuania before card 23) take
     no part in the phase's orders: flagged ``executed`` (orders ``_movable_nb``, rail and reorganize
@@ -626,7 +669,7 @@ def freeze_inactive_nb(state, orders, active):
             orders.executed[b] = True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hide_inactive_nb(state, active, side, hidden):
     """G15: take ``side``'s inactive-nation blocks off the map while its order rows are listed (so that
     no order is placed for them to execute); :func:`unhide_nb` puts them back."""
@@ -648,7 +691,7 @@ def hide_all_inactive_nb(state, active, hidden):
             state.block_status[b] = STATUS.SCHEDULED
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def unhide_nb(state, hidden):
     for b in range(state.block_side.shape[0]):
         if hidden[b]:
@@ -706,7 +749,7 @@ def filter_orders_nb(closed_row, n, otype, oarea):
     return j
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail):
     """G15: drop the move / rail rows that take a block where its nation may not go
     (``cfg.nation_move_ok``: a ``neutral_nation``'s ``max_distance`` from its capital, a
@@ -883,19 +926,25 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
 # SoE 7.2, 7.3, 7.31, 7.2 Withdraw, 7.5, 7.6: orders (orders module)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, front, log, step):
     """SoE 6.1, 7.2, 7.3: the initiative holder of ``front`` chooses who goes first (option 0:
     himself). No holder: the Poles (G7). With ``orules.holder_chooses_order`` False (EatS II.4.3,
     VI, VII; reading V2) there is no choice: the player with the lower initiative places orders
-    first (``step`` 0) and resolves them last (``step`` >= 1: the holder executes first)."""
+    first (``step`` 0) and resolves them last (``step`` >= 1: the holder executes first).
+    (:func:`feat_buffer_nb` for two options written out: no allocation, so no reference counting.)"""
     ini = state.initiative_side[front]
     if ini < 0:
         first = SIDE.POLISH
     elif not orules.holder_chooses_order:
         first = 1 - ini if step == 0 else ini
     else:
-        feat = feat_buffer_nb(policies, ini, 2)
+        feat = policies.feat_buf[:0]
+        if pnb.wants_features_nb(policies, ini):
+            feat = policies.feat_buf[:2]
+            for i in range(2):
+                for q in range(N_FEAT):
+                    feat[i, q] = 0.0
         if feat.shape[0] > 0:
             pnb.fill_first_features_nb(step, front, feat)
         j = decide_nb(policies, ini, DECISION.FIRST_PLAYER if step == 0 else DECISION.EXEC_FIRST, 2, feat,
@@ -906,12 +955,21 @@ def _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, front, log, st
 
 
 @njit(cache=True)
-def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype, oarea):
+def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype, oarea,
+                    ptabs0, ptabs1, ofc):
     """SoE 7.2: per front (north first, 10.0/10.1), the sides alternate placing one order at a time,
     the initiative holder choosing who starts, until each passes (the ``NO_ORDER`` row) or has none
     left; a side may place ``base_orders_per_front`` + its card's orders (7.11). The blocks of an
     inactive nation are hidden while a side's rows are listed (G15), and no Move To / Forced March
-    To goes to an area closed to the side (G15, G16)."""
+    To goes to an area closed to the side (G15, G16).
+
+    Placing markers does not change the position, so each side's
+    :class:`~soe_sim.engine.orders.nb.PlacementTables` (``ptabs0`` / ``ptabs1``) are computed once
+    for the step and the ORDER features are remembered per row in ``ofc``
+    (:class:`~soe_sim.engine.game.policies.OrderFeatureCache`)."""
+    tabs_ok0 = False
+    tabs_ok1 = False
+    ofc.valid[:] = False
     for f in range(cfg.card_fronts):
         s = _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, f, log, 0)
         done0 = False
@@ -923,16 +981,32 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                 s = 1 - s
                 continue
             allowed = orules.base_orders_per_front + extra_orders[s, f]
-            hide_inactive_nb(state, ew.active, s, ew.hidden)
-            n = onb.legal_orders_nb(state, orders, m, orules, s, f, allowed, otype, oarea)
-            unhide_nb(state, ew.hidden)
-            n = filter_orders_nb(ew.closed[s], n, otype, oarea)  # G15, G16
+            tabs = ptabs0 if s == 0 else ptabs1
+            n = 0
+            # the early exit of legal_orders_from_tables_nb (EatS VI: free Recon slots, reading V1)
+            free_used = min(orders.recon_placed[s, f], orules.free_recon_per_front)
+            if (((orders.placed[s, f] - free_used < allowed) or free_used < orules.free_recon_per_front)
+                    and orders.n_orders[0] < orders.order_type.shape[0]):
+                if not (tabs_ok0 if s == 0 else tabs_ok1):
+                    hide_inactive_nb(state, ew.active, s, ew.hidden)
+                    onb.placement_tables_nb(state, m, orules, s, tabs)
+                    unhide_nb(state, ew.hidden)
+                    if s == 0:
+                        tabs_ok0 = True
+                    else:
+                        tabs_ok1 = True
+                n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, tabs, otype, oarea)
+                n = filter_orders_nb(ew.closed[s], n, otype, oarea)  # G15, G16
             placed = False
             if n > 0:
-                feat = feat_buffer_nb(policies, s, n)
-                if feat.shape[0] > 0:
-                    pnb.fill_order_features_nb(state, orders, m, policies, s, otype, oarea, n, feat)
-                j = decide_nb(policies, s, DECISION.ORDER, n, feat, rng_policy, ctr, cfg)
+                if n > 1 and pnb.is_scripted_nb(policies, s):  # the scores of the rows, cached per row
+                    pnb.order_scores_cached_nb(state, orders, m, policies, s, otype, oarea, n, ofc, ofc.scores)
+                    j = decide_scores_nb(policies, s, n, ofc.scores, rng_policy, ctr, cfg)
+                else:
+                    feat = feat_buffer_nb(policies, s, n)
+                    if feat.shape[0] > 0:
+                        pnb.fill_order_features_cached_nb(state, orders, m, policies, s, otype, oarea, n, feat, ofc)
+                    j = decide_nb(policies, s, DECISION.ORDER, n, feat, rng_policy, ctr, cfg)
                 if otype[j] != onb.NO_ORDER:
                     o = onb.place_order_nb(state, orders, s, f, otype[j], oarea[j])
                     if o >= 0:
@@ -966,7 +1040,7 @@ def _is_group_nb(t, group):
 @njit(cache=True)
 def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o, mv_block,
                       mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
-                      snap_garrison, elim_ever, destroyed_ever, reorg_rows):
+                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
     s = orders.order_side[o]
     t = orders.order_type[o]
     a = orders.order_area[o]
@@ -977,17 +1051,20 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             if rail:
                 n = onb.legal_rail_nb(state, orders, m, orules, o, mv_block, mv_dest)
             else:
-                n = onb.legal_moves_nb(state, orders, m, orules, o, mv_block, mv_dest, mv_via, mv_detach)
+                n = onb.legal_moves_scratch_nb(state, orders, m, orules, o, mv_block, mv_dest, mv_via, mv_detach,
+                                               mscr)
             n = min(n, mv_block.shape[0])
             n = filter_moves_ok_nb(state, ew.nation_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail)  # G15, G16
             if n == 0:
                 break
-            must = onb.min_moves_required_nb(state, orders, m, orules, o) > 0
+            # SoE 7.3: a move is due while no block has executed the order (rows exist, so
+            # onb.min_moves_required_nb would say 1 exactly when order_executed[o] == 0)
+            must = orders.order_executed[o] == 0
             off = 0 if must else 1  # option 0 = stop executing this order (SoE 7.3), unless a move is due
             feat = feat_buffer_nb(policies, s, n + off)
             if feat.shape[0] > 0:
-                pnb.fill_move_features_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via, mv_detach,
-                                          n + off, off, rail, feat)
+                pnb.fill_move_features_scratch_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via,
+                                                  mv_detach, n + off, off, rail, feat, fscr)
             j = decide_nb(policies, s, kind, n + off, feat, rng_policy, ctr, cfg)
             if ctr[C_ABORT] != ABORT.NONE or (off == 1 and j == 0):
                 break
@@ -1013,7 +1090,8 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
         log_event_nb(log, ctr, state, EVENT.RECON, s, a, -1, -1, k, 0)
         evnb.recon_context_nb(ew.ctx, state, m, s, a)  # EV9: the Recon side's reactions
         ew.involved[:] = False
-        reaction_loop_nb(state, cs, orders, m, cfg, ew, s, policies, rng_chance, rng_policy, log, ctr)
+        if _may_react_nb(cs, cfg.etable, s):
+            reaction_loop_nb(state, cs, orders, m, cfg, ew, s, policies, rng_chance, rng_policy, log, ctr)
     elif t == onb.WITHDRAW:
         # SoE 7.2 "lose 1SP from any one block": the player's choice (O8, WITHDRAW_LOSS)
         loss_rows = np.empty(state.block_side.shape[0], dtype=np.int64)
@@ -1059,7 +1137,7 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
 @njit(cache=True)
 def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, group,
                       mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
-                      snap_garrison, elim_ever, destroyed_ever, reorg_rows):
+                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
     """SoE 7.3: one order group (0 forced marches, 1 Recon, 2 moves, 3 Withdraw, 4 Reorganize, 5 Rail
     Transport; ``orders.EXECUTION_GROUPS``): per front (north first), the initiative holder chooses
     which side executes first (EatS: the holder executes first, V2); each side executes its orders
@@ -1100,7 +1178,7 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                 done[o] = True
                 _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o,
                                   mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status,
-                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                                  snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr)
                 if ctr[C_ABORT] != ABORT.NONE:
                     return
 
@@ -1130,7 +1208,7 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
 @njit(cache=True)
 def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, window,
                      mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
-                     snap_garrison, elim_ever, destroyed_ever, reorg_rows):
+                     snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
     """SoE 9.0 (readings L1–L3): at ``window`` (``leaders.nb.LW_*``) the sides take turns, the side
     without the northern initiative first (as in card play, 7.1), each giving one leader order or
     passing (decision ``LEADER``: option 0 = pass, options 1..k = the rows of
@@ -1161,14 +1239,14 @@ def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_ch
             _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, s,
                            lw.r_leader[j - 1], lw.r_type[j - 1], lw.r_area[j - 1], lw.r_block[j - 1], window,
                            mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
-                           snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                           snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr)
         s = 1 - s
 
 
 @njit(cache=True)
 def _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, side, leader,
                    order_type, area, block, window, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
-                   snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows):
+                   snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
     """Give one leader order (SoE 9.0): the leader is used for the round and revealed; Stalin's block
     gains its SP at once (L6); any other order countermands the side's unexecuted orders it replaces
     (L5, each logged ``ORDER_DONE`` removed), is put on the map (L1) and is executed at once when its
@@ -1191,7 +1269,7 @@ def _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chan
     if lnb.executes_now_nb(ab, order_type, window):
         _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o,
                           mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
-                          snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                          snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr)
 
 
 
@@ -1447,8 +1525,10 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         if rec[B_FOUGHT] == 1 and rec[B_WINNER] == attacker:  # SoE 7.43
             advance_nb(state, orders, m, er, cfg, ew, attacker, area, policies, rng_policy, log, ctr, adv)
         evnb.battle_context_nb(ew.ctx, m, rec)  # EV10, EV11
-        reaction_loop_nb(state, cs, orders, m, cfg, ew, attacker, policies, rng_chance, rng_policy, log, ctr)
-        reaction_loop_nb(state, cs, orders, m, cfg, ew, defender, policies, rng_chance, rng_policy, log, ctr)
+        if _may_react_nb(cs, cfg.etable, attacker):
+            reaction_loop_nb(state, cs, orders, m, cfg, ew, attacker, policies, rng_chance, rng_policy, log, ctr)
+        if _may_react_nb(cs, cfg.etable, defender):
+            reaction_loop_nb(state, cs, orders, m, cfg, ew, defender, policies, rng_chance, rng_policy, log, ctr)
         ew.involved[:] = False
         end_battle_nb(cs, attacker)
         end_battle_nb(cs, defender)
@@ -1559,6 +1639,23 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     add_vp_nb(state, log, ctr, oos_vp[0], CAUSE.SUPPLY, -1)
 
 
+@njit(cache=True, _nrt=False)
+def _overstacked_nb(state, m, er, side, cnt):
+    """Does ``side`` have more than ``er.max_blocks`` blocks in an area that is not an Eastern Link
+    (SoE 7.33, 1.4)? ``cnt`` (2, n_areas) int32 scratch (row ``side`` overwritten)."""
+    row = cnt[side]
+    for i in range(row.shape[0]):
+        row[i] = 0
+    for b in range(state.block_side.shape[0]):
+        a = state.block_area[b]
+        if state.block_side[b] == side and state.block_status[b] == STATUS.ON_MAP and a >= 0:
+            row[a] += 1
+    for i in range(row.shape[0]):
+        if row[i] > er.max_blocks and not m.eastern_link[i]:
+            return True
+    return False
+
+
 @njit(cache=True)
 def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                 snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, closed, nation_ok):
@@ -1575,6 +1672,9 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     insup = state.block_in_supply.copy()  # block_supply_nb writes per-block supply: keep 7.7's result
     snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
     for s in range(2):
+        if not _overstacked_nb(state, m, er, s, blocks):
+            continue  # nothing to pull back: overstack_pullback_nb would change nothing (the supply
+            #           scratch computed below is not read after this function)
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
         supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
@@ -1754,6 +1854,22 @@ def front_builds_only_nb(m, side, front, bmask):
 
 
 @njit(cache=True)
+def front_build_pairs_only_nb(m, side, front, k, build_b, build_a):
+    """:func:`front_builds_only_nb` on the pair lists of ``legal_build_pairs_nb`` (``build_b[:k]`` /
+    ``build_a[:k]``): drops the pairs it would clear, keeping the order; returns how many are left."""
+    j = 0
+    for i in range(k):
+        b = build_b[i]
+        a = build_a[i]
+        if m.front[a] != front and m.supply_source[a] != side:
+            continue
+        build_b[j] = b
+        build_a[j] = a
+        j += 1
+    return j
+
+
+@njit(cache=True)
 def home_builds_only_nb(state, m, side, bmask):
     """EatS X.3, X.4 (``reinforcement.own_nation_builds_at_supply_source_only``, reading V9): blocks
     of the side's own nation are recreated or taken from the reserve only in Warsaw (Poles) or an
@@ -1771,6 +1887,23 @@ def home_builds_only_nb(state, m, side, bmask):
                 else:
                     k += 1
     return k
+
+
+@njit(cache=True)
+def home_build_pairs_only_nb(state, m, side, k, build_b, build_a):
+    """:func:`home_builds_only_nb` on the pair lists of ``legal_build_pairs_nb`` (``build_b[:k]`` /
+    ``build_a[:k]``): drops the pairs it would clear, keeping the order; returns how many are left."""
+    own = OWN_NATION[side]
+    j = 0
+    for i in range(k):
+        b = build_b[i]
+        a = build_a[i]
+        if state.block_nation[b] == own and m.supply_source[a] != side:
+            continue
+        build_b[j] = b
+        build_a[j] = a
+        j += 1
+    return j
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1825,35 +1958,33 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                 log_event_nb(log, ctr, state, EVENT.GARRISON_PLACED, s, i, -1, -1, 0, CAUSE.REINFORCEMENT)
     gained = np.zeros((2, n_areas), dtype=np.int32)
     built = np.zeros(nbk, dtype=np.bool_)
-    comb = np.zeros((nbk, nbk), dtype=np.bool_)
+    # the legal combines and builds as lists of pairs in the (row-major) order of the masks of
+    # legal_combines_nb / legal_builds_nb: option j is pair j - 1 (no scan of the masks per decision)
+    comb_d = np.empty(nbk * nbk, dtype=np.int64)
+    comb_b = np.empty(nbk * nbk, dtype=np.int64)
     smask = np.zeros(nbk, dtype=np.bool_)
-    bmask = np.zeros((nbk, n_areas), dtype=np.bool_)
+    build_b = np.empty(nbk * n_areas, dtype=np.int64)
+    build_a = np.empty(nbk * n_areas, dtype=np.int64)
+    build_cnt = np.zeros(n_areas, dtype=np.int32)
+    build_ok = np.zeros(n_areas, dtype=np.bool_)
     strat = np.zeros((n_areas, 3), dtype=np.int64)
     pool = np.zeros(3, dtype=np.int64)
     for s in range(2):
         # 8.2 combine
         for _it in range(nbk + 1):
-            k = legal_combines_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
-                                  state.block_area, state.block_status, state.block_sp, state.block_max_sp,
-                                  active, comb)
+            k = legal_combine_pairs_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
+                                       state.block_area, state.block_status, state.block_sp, state.block_max_sp,
+                                       active, comb_d, comb_b)
             if k == 0:
                 break
             feat = feat_buffer_nb(policies, s, k + 1)
             if feat.shape[0] > 0:
-                pnb.fill_combine_features_nb(state, comb, k + 1, feat)
+                pnb.fill_combine_pair_features_nb(state, comb_d, comb_b, k + 1, feat)
             j = decide_nb(policies, s, DECISION.COMBINE, k + 1, feat, rng_policy, ctr, cfg)
             if j == 0:
                 break
-            t = 0
-            dd = -1
-            bb = -1
-            for d in range(nbk):
-                for b in range(nbk):
-                    if comb[d, b]:
-                        t += 1
-                        if t == j:
-                            dd = d
-                            bb = b
+            dd = comb_d[j - 1]
+            bb = comb_b[j - 1]
             area = state.block_area[dd]
             if apply_combine_nb(s, dd, bb, state.block_side, state.block_arm, state.block_class, state.block_nation,
                                 state.block_area, state.block_status, state.block_sp, state.block_max_sp,
@@ -1898,19 +2029,20 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                          state.block_status, state.block_sp, state.block_max_sp,
                                          state.block_in_supply, built, active, m.front, front_line,
                                          gained, rr, pool, p_front, p_nation, smask)
-                k2 = legal_builds_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
-                                     state.block_area, state.block_status, active, cfg.nation_area_ok,
-                                     m.eastern_link, depot, enemy, rr, pool, p_area, p_nation, bmask)
+                k2 = legal_build_pairs_nb(s, state.block_side, state.block_arm, state.block_class,
+                                          state.block_nation, state.block_area, state.block_status, active,
+                                          cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool, p_area, p_nation,
+                                          build_cnt, build_ok, build_b, build_a)
                 if rr.own_nation_builds_at_supply_source_only and k2 > 0:
-                    k2 = home_builds_only_nb(state, m, s, bmask)  # EatS X.3, X.4 (V9)
+                    k2 = home_build_pairs_only_nb(state, m, s, k2, build_b, build_a)  # EatS X.3, X.4 (V9)
                 if p_area < 0 and p_front >= 0 and k2 > 0:
-                    k2 = front_builds_only_nb(m, s, p_front, bmask)  # EatS X: a front's RP (V8)
+                    k2 = front_build_pairs_only_nb(m, s, p_front, k2, build_b, build_a)  # EatS X: a front's RP (V8)
                 if k1 + k2 == 0:
                     break
                 feat = feat_buffer_nb(policies, s, 1 + k1 + k2)
                 if feat.shape[0] > 0:
-                    pnb.fill_reinforce_features_nb(state, orders, m, policies, s, smask, bmask, front_line,
-                                                   1 + k1 + k2, feat)
+                    pnb.fill_reinforce_pair_features_nb(state, orders, m, policies, s, smask, build_b, build_a, k2,
+                                                        front_line, 1 + k1 + k2, feat)
                 j = decide_nb(policies, s, DECISION.REINFORCE, 1 + k1 + k2, feat, rng_policy, ctr, cfg)
                 if j == 0:
                     break
@@ -1931,27 +2063,17 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                 break
                 else:
                     j -= k1
-                    t = -1
-                    done = False
-                    for b in range(nbk):
-                        if done:
-                            break
-                        for a in range(n_areas):
-                            if bmask[b, a]:
-                                t += 1
-                                if t == j:
-                                    apply_build_nb(s, b, a, state.block_side, state.block_arm, state.block_class,
-                                                   state.block_nation, state.block_area, state.block_status,
-                                                   state.block_sp, state.block_prev_area, state.block_arrival,
-                                                   state.block_in_supply, built, active,
-                                                   cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool,
-                                                   p_area, p_nation)
-                                    log_event_nb(log, ctr, state, EVENT.BUILD, s, a, -1, b, state.block_sp[b],
-                                                 p_area)
-                                    if rr.built_brigade_may_strengthen and state.block_class[b] == BRIGADE:
-                                        built[b] = False  # EatS X.4: a reserve unit takes as many SP as RP
-                                    done = True
-                                    break
+                    b = build_b[j]
+                    a = build_a[j]
+                    apply_build_nb(s, b, a, state.block_side, state.block_arm, state.block_class,
+                                   state.block_nation, state.block_area, state.block_status,
+                                   state.block_sp, state.block_prev_area, state.block_arrival,
+                                   state.block_in_supply, built, active,
+                                   cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool,
+                                   p_area, p_nation)
+                    log_event_nb(log, ctr, state, EVENT.BUILD, s, a, -1, b, state.block_sp[b], p_area)
+                    if rr.built_brigade_may_strengthen and state.block_class[b] == BRIGADE:
+                        built[b] = False  # EatS X.4: a reserve unit takes as many SP as RP
             if pi >= n_areas:  # saved cubes stay for the next round (8.4)
                 if rr.saved_cubes_per_front:
                     for q in range(3):
@@ -2128,9 +2250,57 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     ``cfg.nation_active`` (:class:`EventWork`). ``out`` (N_RES,) int64 receives the result row;
     returns the outcome.
     """
+    policies = pnb.make_policy_set_nb(policy_ids, policy_params, cs, cr, kr.hand_card_bonus, er.max_blocks)
+    return play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies,
+                                 new_game_scratch_nb(state, orders, m), rng_chance, rng_policy, log, ctr, out)
+
+
+class GameScratch(NamedTuple):
+    """Scratch of the round loop that a batch's games share (:func:`new_game_scratch_nb`; one per
+    chunk of games, so its large arrays are allocated once): the placement tables of each side, the
+    ORDER feature cache, the move and feature scratch, the order and move option rows."""
+
+    ptabs0: object  # orders.nb.PlacementTables (Polish)
+    ptabs1: object  # orders.nb.PlacementTables (Soviet)
+    ofc: object  # policies.OrderFeatureCache
+    mscr: object  # orders.nb.MoveScratch
+    fscr: object  # policies.FeatScratch
+    otype: np.ndarray
+    oarea: np.ndarray
+    mv_block: np.ndarray
+    mv_dest: np.ndarray
+    mv_via: np.ndarray
+    mv_detach: np.ndarray
+
+
+@njit(cache=True)
+def new_game_scratch_nb(state, orders, m):
+    """The :class:`GameScratch` of games on ``state``'s block universe and map ``m``."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
-    policies = pnb.make_policy_set_nb(policy_ids, policy_params, cs, cr, kr.hand_card_bonus, er.max_blocks)
+    ne = m.adj_indices.shape[0]
+    n_orders_rows = onb.N_ORDER_TYPES * n_areas + 1
+    mv_cap = nbk * ne * 3
+    return GameScratch(onb.new_placement_tables_nb(nbk, n_areas, ne, orders.order_type.shape[0]),
+                       onb.new_placement_tables_nb(nbk, n_areas, ne, orders.order_type.shape[0]),
+                       pnb.new_order_feature_cache_nb(n_areas), onb.new_move_scratch_nb(nbk, m),
+                       pnb.new_feat_scratch_nb(n_areas), np.empty(n_orders_rows, dtype=np.int64),
+                       np.empty(n_orders_rows, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
+                       np.empty(mv_cap, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
+                       np.empty(mv_cap, dtype=np.int64))
+
+
+@njit(cache=True)
+def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, scratch, rng_chance,
+                          rng_policy, log, ctr, out):
+    """:func:`play_game_params_nb` with the game's
+    :class:`~soe_sim.engine.game.policies.PolicySet` ``policies`` already made
+    (``pnb.make_policy_set_nb`` on the start's card state) and its :class:`GameScratch`
+    (:func:`new_game_scratch_nb`). The games of a batch share both: the policy set's parts depend
+    only on the start and its win-probability memo holds values of a pure function, and every
+    scratch array is set before it is read, so nothing an earlier game left there changes a result."""
+    n_areas = state.control.shape[0]
+    nbk = state.block_side.shape[0]
     ctr[:] = 0
     vp_start = np.int64(state.vp[0])
     elim_ever = np.zeros(nbk, dtype=np.bool_)
@@ -2152,14 +2322,12 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     snap_garrison = np.empty(n_areas, dtype=state.garrison_side.dtype)
     n_op = er.operation_phases
     start_round = state.round[0]
-    n_orders_rows = onb.N_ORDER_TYPES * n_areas + 1
-    otype = np.empty(n_orders_rows, dtype=np.int64)
-    oarea = np.empty(n_orders_rows, dtype=np.int64)
-    mv_cap = nbk * m.adj_indices.shape[0] * 3
-    mv_block = np.empty(mv_cap, dtype=np.int64)
-    mv_dest = np.empty(mv_cap, dtype=np.int64)
-    mv_via = np.empty(mv_cap, dtype=np.int64)
-    mv_detach = np.empty(mv_cap, dtype=np.int64)
+    otype = scratch.otype
+    oarea = scratch.oarea
+    mv_block = scratch.mv_block
+    mv_dest = scratch.mv_dest
+    mv_via = scratch.mv_via
+    mv_detach = scratch.mv_detach
     info = np.zeros(max(onb.N_MOVE_INFO, onb.N_WITHDRAW_INFO), dtype=np.int64)
     wd_dest = np.empty(nbk, dtype=np.int64)
     wd_mode = np.zeros(n_areas, dtype=np.int64)
@@ -2170,6 +2338,11 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     garrison_waiting = np.zeros(n_areas, dtype=np.bool_)  # EatS II.4.2: eliminated this round (V6)
     cube_cap = rr.max_saved_cubes_per_front  # EatS X: per (side, front) pool (V8); 0: no cap
     lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0])  # SoE 9.0
+    ptabs0 = scratch.ptabs0
+    ptabs1 = scratch.ptabs1
+    ofc = scratch.ofc
+    mscr = scratch.mscr
+    fscr = scratch.fscr
 
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
@@ -2223,7 +2396,7 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
             freeze_inactive_nb(state, orders, ew.active)  # G15 (after card play: card 23 activates at once)
             update_access_nb(state, cfg, ew)  # G15, G16: neutral ground, Kaunas, max_distance, fronts
             place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype,
-                            oarea)
+                            oarea, ptabs0, ptabs1, ofc)
             for gi in range(orules.execute_before_battles.shape[0]):
                 # SoE 7.3: forced marches, Recon, moves, Withdraw (EatS VII: Quick Move, Move, Recon,
                 # Reorganization, Railway transport, then Withdraw at the battle; V2)
@@ -2232,26 +2405,28 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
                     leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log,
                                      ctr, lnb.LW_BEFORE_FORCED if group == 0 else lnb.LW_BEFORE_MOVES, mv_block,
                                      mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
-                                     snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                                     snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr)
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                                   group, mv_block, mv_dest, mv_via, mv_detach, info,
                                   wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
-                                  destroyed_ever, reorg_rows)
+                                  destroyed_ever, reorg_rows, mscr, fscr)
             leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
                              lnb.LW_BEFORE_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
-                             snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                             snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows,
+                             mscr, fscr)
             lnb.full_strength_nb(orders, cfg.leaders, lw.order_leader)  # SoE 9.0 Budyonny
             battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                        block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                        destroyed_ever)
             leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
                              lnb.LW_AFTER_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
-                             snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows)
+                             snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows,
+                             mscr, fscr)
             for gi in range(orules.execute_after_battles.shape[0]):  # SoE 7.5 Reorganize, 7.6 Rail Transport
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                                   orules.execute_after_battles[gi], mv_block, mv_dest, mv_via, mv_detach, info,
                                   wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
-                                  destroyed_ever, reorg_rows)
+                                  destroyed_ever, reorg_rows, mscr, fscr)
             intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                       destroyed_ever)  # EatS II.3 Germany (V11; nothing without [internment])
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
@@ -2347,8 +2522,10 @@ def copy_cards_nb(c):
 
 @njit(cache=True)
 def new_log_nb(capacity):
-    """An empty event log (a separate kernel: parfors cannot lower ``np.zeros`` of a record dtype)."""
-    return np.zeros(capacity, dtype=EVENT_DTYPE)
+    """An event log (a separate kernel: parfors cannot lower ``np.empty`` of a record dtype). Not
+    zeroed: :func:`log_event_nb` writes every field of an entry before counting it, and nothing
+    reads past ``ctr[C_EVENTS]``."""
+    return np.empty(capacity, dtype=EVENT_DTYPE)
 
 
 @njit(cache=True)
@@ -2372,6 +2549,126 @@ def with_etable_nb(cfg, etable):
                       cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok,
                       cfg.intern_area, cfg.intern_side, cfg.intern_sp_loss, cfg.intern_return, cfg.intern_delay,
                       etable, cfg.leaders, cfg.klintsy, cfg.log_detail)
+
+
+@njit(cache=True, nogil=True)
+def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds, out):
+    """:func:`play_games_nb` one game after the other, without the GIL (``cfg`` with its event
+    table; ``pset``, ``scratch`` and the event ``log`` from :func:`batch_work_nb`): the engine's
+    :func:`~soe_sim.engine.game.play_games` runs chunks of games in Python threads, each thread with
+    its own copy of the read-only inputs (so that the reference counts of their arrays are not
+    shared between cores) and its own :func:`batch_work_nb`, kept across its chunks. The log serves
+    every game (its entries are written before they are counted). ``out`` (n_games, N_RES) int64."""
+    ctr = np.zeros(N_CTR, dtype=np.int64)
+    for g in range(seeds.shape[0]):
+        st = copy_state_nb(state0)
+        cs = copy_cards_nb(cs0)
+        orders = copy_orders_nb(orders0)
+        rng_chance = seeds[g, 0:1].copy()
+        rng_policy = seeds[g, 1:3].copy()
+        play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, scratch, rng_chance, rng_policy,
+                              log, ctr, out[g])
+
+
+@njit(cache=True)
+def batch_work_nb(state0, cs0, orders0, m, cr, er, kr, policies, params, log_capacity):
+    """What a thread playing a batch's games keeps from game to game: the
+    :class:`~soe_sim.engine.game.policies.PolicySet` of the start (``policies`` / ``params``: the
+    policy ids and parameter rows), the :class:`GameScratch` and an event log of ``log_capacity``
+    entries (see :func:`play_game_policies_nb`)."""
+    return (pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks),
+            new_game_scratch_nb(state0, orders0, m), np.empty(log_capacity, dtype=EVENT_DTYPE))
+
+
+# --------------------------------------------------------------------------------------------------
+# Stream seeds of many games (numpy's SeedSequence, replicated)
+
+_SS_INIT_A = 0x43B0D7E5
+_SS_MULT_A = 0x931E8875
+_SS_INIT_B = 0x8B51F9DD
+_SS_MULT_B = 0x58F38DED
+_SS_MIX_MULT_L = 0xCA01F9DD
+_SS_MIX_MULT_R = 0x4973F715
+_M32 = 0xFFFFFFFF
+
+
+@njit(cache=True)
+def _ss_pool_nb(words, n_words, pool_size, pool):
+    """``numpy.random.SeedSequence``'s entropy pool (``mix_entropy``) of the uint32 entropy words
+    ``words[:n_words]`` (held in uint64)."""
+    hc = np.uint64(_SS_INIT_A)
+    for i in range(pool_size):
+        v = words[i] if i < n_words else np.uint64(0)
+        v ^= hc
+        hc = (hc * np.uint64(_SS_MULT_A)) & np.uint64(_M32)
+        v = (v * hc) & np.uint64(_M32)
+        v ^= v >> np.uint64(16)
+        pool[i] = v
+    for i_src in range(pool_size):
+        for i_dst in range(pool_size):
+            if i_src != i_dst:
+                v = pool[i_src]
+                v ^= hc
+                hc = (hc * np.uint64(_SS_MULT_A)) & np.uint64(_M32)
+                v = (v * hc) & np.uint64(_M32)
+                v ^= v >> np.uint64(16)
+                r = (np.uint64(_SS_MIX_MULT_L) * pool[i_dst] - np.uint64(_SS_MIX_MULT_R) * v) & np.uint64(_M32)
+                r ^= r >> np.uint64(16)
+                pool[i_dst] = r
+    for i_src in range(pool_size, n_words):
+        for i_dst in range(pool_size):
+            v = words[i_src]
+            v ^= hc
+            hc = (hc * np.uint64(_SS_MULT_A)) & np.uint64(_M32)
+            v = (v * hc) & np.uint64(_M32)
+            v ^= v >> np.uint64(16)
+            r = (np.uint64(_SS_MIX_MULT_L) * pool[i_dst] - np.uint64(_SS_MIX_MULT_R) * v) & np.uint64(_M32)
+            r ^= r >> np.uint64(16)
+            pool[i_dst] = r
+
+
+@njit(cache=True)
+def _ss_state64_nb(pool, pool_size):
+    """``generate_state(1, dtype=uint64)[0]`` of a SeedSequence with entropy pool ``pool``."""
+    hc = np.uint64(_SS_INIT_B)
+    w = np.zeros(2, dtype=np.uint64)
+    for i in range(2):
+        v = pool[i % pool_size]
+        v ^= hc
+        hc = (hc * np.uint64(_SS_MULT_B)) & np.uint64(_M32)
+        v = (v * hc) & np.uint64(_M32)
+        v ^= v >> np.uint64(16)
+        w[i] = v
+    return w[0] | (w[1] << np.uint64(32))
+
+
+@njit(cache=True)
+def game_stream_seeds_nb(prefix, pool_size, start, out):
+    """The stream seeds of games ``start .. start + out.shape[0] - 1`` of a batch: row ``g`` of ``out``
+    (n, 3) uint64 = ``chunk_seeds(SeedSequence(entropy, spawn_key=key + (start + g,)), 3)``, i.e. child
+    ``j`` has spawn key ``key + (game, j)``. ``prefix`` (uint64) holds the uint32 words of the batch's
+    entropy (zero-padded to ``pool_size``) followed by those of ``key`` (see
+    :func:`soe_sim.engine.game.game_stream_seeds`)."""
+    k = prefix.shape[0]
+    words = np.zeros(k + 4, dtype=np.uint64)
+    for q in range(k):
+        words[q] = prefix[q]
+    pool = np.zeros(pool_size, dtype=np.uint64)
+    for g in range(out.shape[0]):
+        i = np.uint64(start + g)
+        nw = k
+        if i == 0:
+            words[nw] = 0
+            nw += 1
+        else:
+            while i > 0:
+                words[nw] = i & np.uint64(_M32)
+                i >>= np.uint64(32)
+                nw += 1
+        for j in range(3):
+            words[nw] = j
+            _ss_pool_nb(words, nw + 1, pool_size, pool)
+            out[g, j] = _ss_state64_nb(pool, pool_size)
 
 
 @njit(cache=True, parallel=True)

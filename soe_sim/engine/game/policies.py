@@ -218,6 +218,10 @@ FEATURES = {
 for _v in FEATURES.values():
     assert len(_v) <= N_FEAT
 
+# rows of the per-area arrays of the ORDER features (_order_known_nb)
+K_OWN_N, K_OWN_SP, K_EN_N, K_EN_SP, K_UNSEEN, K_INSUP = range(6)
+N_KNOWN = 6
+
 
 def default_params(name) -> np.ndarray:
     """A copy of the default parameter row of a named policy."""
@@ -251,7 +255,12 @@ class PolicySet(NamedTuple):
     ``ids`` int64 (2,) policy ids · ``params`` float64 (2, N_PARAMS) · ``deck_val`` int64 (2, 16),
     ``deck_prob`` float64 (2, 16), ``deck_n`` int64 (2,): the distinct combat modifiers of each side's
     whole deck and their shares (public knowledge: the blind-draw distribution used for exact odds) ·
-    ``hand_bonus`` (SoE 7.41.2) · ``max_blocks`` (SoE 1.0) · ``cr`` the CombatRules.
+    ``hand_bonus`` (SoE 7.41.2) · ``max_blocks`` (SoE 1.0) · ``cr`` the CombatRules · ``wp_key``
+    int64 (WP_SLOTS,), ``wp_val`` float64 (WP_SLOTS,): the game's memo of
+    :func:`attack_win_prob_nb` (a pure function of its packed inputs and of the game's deck
+    distributions, so a remembered value is the value it would compute) · ``feat_buf`` float64
+    (FEAT_ROWS, N_FEAT): storage of the decisions' feature matrices (``game.nb.feat_buffer_nb``; a
+    matrix lives from its decision's features to its choice).
     """
 
     ids: np.ndarray
@@ -262,6 +271,14 @@ class PolicySet(NamedTuple):
     hand_bonus: int
     max_blocks: int
     cr: object
+    wp_key: np.ndarray
+    wp_val: np.ndarray
+    feat_buf: np.ndarray
+
+
+FEAT_ROWS = 2048  # rows of PolicySet.feat_buf (larger decisions get their own matrix)
+WP_SLOTS = 8192  # entries of the attack_win_prob_nb memo (open addressing, a power of two)
+WP_PROBES = 16  # slots tried before a value is computed without being remembered
 
 
 @njit(cache=True)
@@ -293,13 +310,22 @@ def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
         else:
             for q in range(deck_n[s]):
                 deck_prob[s, q] /= tot
-    return PolicySet(ids, params, deck_val, deck_prob, deck_n, hand_bonus, max_blocks, cr)
+    return PolicySet(ids, params, deck_val, deck_prob, deck_n, hand_bonus, max_blocks, cr,
+                     np.zeros(WP_SLOTS, dtype=np.int64), np.zeros(WP_SLOTS, dtype=np.float64),
+                     np.empty((FEAT_ROWS, N_FEAT), dtype=np.float64))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def wants_features_nb(pol, side):
     """True when ``side``'s policy reads features (every policy but ``random``)."""
     return pol.ids[side] != POLICY_RANDOM
+
+
+@njit(cache=True, _nrt=False)
+def is_scripted_nb(pol, side):
+    """True when ``side``'s policy is a scripted one (:func:`score_options_nb` + :func:`argmax_tie_nb`)."""
+    pid = pol.ids[side]
+    return pid == POLICY_AGGRESSIVE or pid == POLICY_DEFENSIVE or pid == POLICY_BALANCED
 
 
 # --------------------------------------------------------------------------------------------------
@@ -363,40 +389,90 @@ def attack_win_prob_nb(pol, state, m, side, area, att_sp, att_half, def_sp, def_
     """Exact probability that ``side`` attacking ``area`` with ``att_sp`` SP (halved for a forced
     march) beats ``def_sp`` SP in ``def_n`` blocks (+ the area's enemy garrison, fortification of the
     link from ``via``), both sides drawing their combat card blind from their deck distribution
-    (SoE 7.41; battle kernel :func:`soe_sim.battle.nb.resolve_nb`)."""
+    (SoE 7.41; battle kernel :func:`soe_sim.battle.nb.resolve_nb`). Remembered per game in
+    ``pol.wp_key`` / ``pol.wp_val`` (:func:`_win_prob_nb`)."""
+    return _win_prob_nb(pol, pol.wp_key, pol.wp_val, m.adj_indptr, m.adj_indices, m.adj_fortified, m.front,
+                        state.garrison_side, state.initiative_side, state.initiative_level, side, area, att_sp,
+                        att_half, def_sp, def_n, via)
+
+
+@njit(cache=True, inline="always")
+def _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front, garrison_side,
+                 initiative_side, initiative_level, side, area, att_sp, att_half, def_sp, def_n, via):
+    """:func:`attack_win_prob_nb` on the arrays it reads (``wp_key`` / ``wp_val`` = the memo of
+    ``pol``), for hot loops: inlined, with no named-tuple field read outside the memo miss (each
+    such read costs reference counting in a loop)."""
     if att_sp <= 0:
         return 0.0
     defender = 1 - side
-    garrison = state.garrison_side[area] == defender
+    garrison = garrison_side[area] == defender
     if def_n <= 0 and not garrison:
         return 1.0
+    a_sp0 = max(1, int(att_sp))
+    n_d = max(def_n, 0)
+    sp0 = np.int64(def_sp + 0.5)
+    fortified = False
+    if via >= 0:
+        for e in range(adj_indptr[area], adj_indptr[area + 1]):
+            if adj_indices[e] == via and adj_fortified[e]:
+                fortified = True
+    front = area_front[area]
+    holder = 0 if initiative_side[front] == side else 1
+    level = np.int64(initiative_level[front])
+    # the memo: the result depends only on these inputs (and the game's deck distributions)
+    key = np.int64(0)
+    mask = wp_key.shape[0] - 1
+    h = np.int64(0)
+    if 0 <= a_sp0 < 4096 and 0 <= sp0 < 4096 and n_d < 256 and 0 <= level < 32:
+        key = ((((((((np.int64(a_sp0) << 12) | sp0) << 8) | n_d) << 5) | level) << 5)
+               | (side << 4) | ((1 if att_half else 0) << 3) | ((1 if garrison else 0) << 2)
+               | ((1 if fortified else 0) << 1) | holder) + 1
+        h = (key * np.int64(-7046029254386353131)) >> 40
+    p = -1.0
+    if key != 0:
+        for q in range(WP_PROBES):
+            slot = (h + q) & mask
+            k0 = wp_key[slot]
+            if k0 == key:
+                p = wp_val[slot]
+                break
+            if k0 == 0:
+                break
+    if p < 0.0:
+        p = _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level)
+        if key != 0:
+            for q in range(WP_PROBES):
+                slot = (h + q) & mask
+                if wp_key[slot] == 0:
+                    wp_key[slot] = key
+                    wp_val[slot] = p
+                    break
+    return p
+
+
+@njit(cache=True, _nrt=True)
+def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level):
+    """:func:`attack_win_prob_nb` from its reduced inputs (no memo)."""
+    defender = 1 - side
     a_sp = np.empty(1, dtype=np.int64)
-    a_sp[0] = max(1, int(att_sp))
+    a_sp[0] = a_sp0
     a_half = np.empty(1, dtype=np.bool_)
     a_half[0] = att_half
     a_arm = np.zeros(1, dtype=np.int64)
     a_dir = np.zeros(1, dtype=np.int64)
-    n_d = max(def_n, 0)
     d_sp = np.empty(n_d, dtype=np.int64)
     d_half = np.zeros(n_d, dtype=np.bool_)
     d_arm = np.zeros(n_d, dtype=np.int64)
-    rem = np.int64(def_sp + 0.5) - (1 if garrison else 0)
+    rem = sp0 - (1 if garrison else 0)
     for k in range(n_d):
         share = rem // (n_d - k) if n_d - k > 0 else 0
         share = max(share, 1)
         d_sp[k] = share
         rem -= share
-    fortified = False
-    if via >= 0:
-        for e in range(m.adj_indptr[area], m.adj_indptr[area + 1]):
-            if m.adj_indices[e] == via and m.adj_fortified[e]:
-                fortified = True
     eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
-    front = m.front[area]
-    holder = 0 if state.initiative_side[front] == side else 1
     prep = np.empty(bnb.N_PREP, dtype=np.int64)
     bnb.prepare_battle_nb(a_sp, a_half, a_arm, a_dir, d_sp, d_half, d_arm, 0, garrison, False, fortified,
-                          bnb.WITHDRAW_NONE, eff, eff, holder, state.initiative_level[front], pol.cr, prep)
+                          bnb.WITHDRAW_NONE, eff, eff, holder, level, pol.cr, prep)
     res = np.empty(bnb.N_OUT, dtype=np.int64)
     p = 0.0
     for i in range(pol.deck_n[side]):
@@ -464,12 +540,140 @@ def fill_card_play_features_nb(cs, side, front, cards, uses, n, feat):
         feat[i, 6] = _better_in_hand(cs, side, c)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_first_features_nb(step, front, feat):
     for i in range(2):
         feat[i, 0] = i
         feat[i, 1] = step
         feat[i, 2] = front
+
+
+@njit(cache=True)
+def _order_known_nb(state, orders, pol, side, known):
+    """The per-area arrays of the ORDER features (``known`` (N_KNOWN, n_areas) float64): what
+    ``side`` knows (:func:`known_areas_nb`) and whether all its blocks there are in supply."""
+    pr = pol.params[side]
+    known_areas_nb(state, orders, side, pr, known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP],
+                   known[K_UNSEEN])
+    insup = known[K_INSUP]
+    insup[:] = 1.0
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
+            if not state.block_in_supply[b]:
+                insup[state.block_area[b]] = 0.0
+
+
+@njit(cache=True, inline="always")
+def _adjacent_known_nb(adj_indptr, adj_indices, a, known, k):
+    """:func:`_adjacent_sum_nb` of row ``k`` of ``known``."""
+    t = 0.0
+    for e in range(adj_indptr[a], adj_indptr[a + 1]):
+        v = adj_indices[e]
+        if v != a:
+            t += known[k, v]
+    return t
+
+
+@njit(cache=True, inline="always")
+def _order_area_cols_nb(vp, adj_indptr, adj_indices, control, garrison_side, side, a, known, rows, r):
+    """The ORDER columns that depend only on the area ``a >= 0`` (all but type, area, p_win and
+    target_vp) into ``rows[r]`` (arrays only: inlined in loops)."""
+    rows[r, 2] = vp[a]
+    c = control[a]
+    rows[r, 3] = 1.0 if c == side else (-1.0 if c == 1 - side else 0.0)  # _control_sign
+    rows[r, 4] = known[K_OWN_N, a]
+    rows[r, 5] = known[K_OWN_SP, a]
+    rows[r, 6] = known[K_EN_N, a]
+    rows[r, 7] = known[K_EN_SP, a]
+    rows[r, 8] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_OWN_SP)
+    rows[r, 9] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_EN_N)
+    rows[r, 10] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_EN_SP)
+    rows[r, 11] = known[K_INSUP, a]
+    rows[r, 12] = 1.0 if garrison_side[a] == 1 - side else 0.0
+    rows[r, 15] = known[K_UNSEEN, a]
+
+
+@njit(cache=True, inline="always")
+def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fortified, area_front, control,
+                        garrison_side, initiative_side, initiative_level, block_side, block_status, block_area,
+                        block_sp, block_max_sp, side, t, a, known, rows, r):
+    """The ORDER columns type, area, p_win and target_vp of row (``t``, ``a >= 0``) into ``rows[r]``
+    (its area columns already filled; arrays only: inlined in loops)."""
+    rows[r, 0] = t
+    rows[r, 1] = a
+    forced = t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
+    if t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO:
+        rows[r, 14] = vp[a]
+        if known[K_EN_N, a] > 0 or garrison_side[a] == 1 - side:
+            rows[r, 13] = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front,
+                                       garrison_side, initiative_side, initiative_level, side, a, rows[r, 8],
+                                       forced, known[K_EN_SP, a], int(known[K_EN_N, a]), -1)
+    elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
+        best = 0.0
+        bvp = 0.0
+        for e in range(adj_indptr[a], adj_indptr[a + 1]):
+            v = adj_indices[e]
+            if v == a:
+                continue
+            if known[K_EN_N, v] > 0 or garrison_side[v] == 1 - side:
+                p = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front,
+                                 garrison_side, initiative_side, initiative_level, side, v, known[K_OWN_SP, a],
+                                 forced, known[K_EN_SP, v], int(known[K_EN_N, v]), a)
+                if p > best or (p == best and vp[v] > bvp):
+                    best = p
+                    bvp = vp[v]
+            elif control[v] == 1 - side and vp[v] > bvp and best == 0.0:
+                bvp = vp[v]
+        rows[r, 13] = best
+        rows[r, 14] = bvp
+    elif t == onb.REORGANIZE:
+        d = 0.0
+        for b in range(block_side.shape[0]):
+            if block_status[b] == STATUS.ON_MAP and block_side[b] == side and block_area[b] == a:
+                d = max(d, np.float64(block_max_sp[b] - block_sp[b]))
+        rows[r, 14] = d
+
+
+@njit(cache=True, _nrt=False)
+def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done, rows, done):
+    """Make sure the ORDER rows (``otype[i]``, ``oarea[i]``) with an area are in ``rows`` (index
+    ``type * n_areas + area``; ``done`` / ``base_done`` flags, ``base`` the area columns), computed
+    from ``known`` (:func:`_order_known_nb`). The named tuples are read once, outside the loop."""
+    na = base.shape[0]
+    vp = m.vp
+    ip = m.adj_indptr
+    ix = m.adj_indices
+    fort = m.adj_fortified
+    mfront = m.front
+    control = state.control
+    garrison = state.garrison_side
+    ini_side = state.initiative_side
+    ini_level = state.initiative_level
+    bside = state.block_side
+    bstatus = state.block_status
+    barea = state.block_area
+    bsp = state.block_sp
+    bmax = state.block_max_sp
+    wp_key = pol.wp_key
+    wp_val = pol.wp_val
+    for i in range(n):
+        t = otype[i]
+        a = oarea[i]
+        if a < 0:
+            continue
+        r = t * na + a
+        if done[r]:
+            continue
+        if not base_done[a]:
+            for q in range(N_FEAT):
+                base[a, q] = 0.0
+            _order_area_cols_nb(vp, ip, ix, control, garrison, side, a, known, base, a)
+            base_done[a] = True
+        for q in range(N_FEAT):
+            rows[r, q] = base[a, q]
+        _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level,
+                            bside, bstatus, barea, bsp, bmax, side, t, a, known, rows, r)
+        done[r] = True
 
 
 @njit(cache=True)
@@ -479,18 +683,12 @@ def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
     Out / Forced March Out, the best such probability over the enemy-held neighbours (``target_vp``
     their VP, or the VP of an undefended enemy-controlled neighbour)."""
     na = state.control.shape[0]
-    pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
-    insup = np.ones(na, dtype=np.float64)
-    for b in range(state.block_side.shape[0]):
-        if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
-            if not state.block_in_supply[b]:
-                insup[state.block_area[b]] = 0.0
+    known = np.zeros((N_KNOWN, na), dtype=np.float64)
+    _order_known_nb(state, orders, pol, side, known)
+    base = np.zeros((na, N_FEAT), dtype=np.float64)
+    rows = np.zeros((onb.N_ORDER_TYPES * na, N_FEAT), dtype=np.float64)
+    _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, np.zeros(na, dtype=np.bool_), rows,
+                   np.zeros(onb.N_ORDER_TYPES * na, dtype=np.bool_))
     for i in range(n):
         t = otype[i]
         a = oarea[i]
@@ -498,47 +696,120 @@ def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
         feat[i, 1] = a
         if a < 0:
             continue
-        feat[i, 2] = m.vp[a]
-        feat[i, 3] = _control_sign(state, side, a)
-        feat[i, 4] = own_n[a]
-        feat[i, 5] = own_sp[a]
-        feat[i, 6] = en_n[a]
-        feat[i, 7] = en_sp[a]
-        feat[i, 8] = _adjacent_sum_nb(m, a, own_sp)
-        feat[i, 9] = _adjacent_sum_nb(m, a, en_n)
-        feat[i, 10] = _adjacent_sum_nb(m, a, en_sp)
-        feat[i, 11] = insup[a]
-        feat[i, 12] = 1.0 if state.garrison_side[a] == 1 - side else 0.0
-        feat[i, 15] = unseen[a]
-        forced = t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
-        if t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO:
-            feat[i, 14] = m.vp[a]
-            if en_n[a] > 0 or state.garrison_side[a] == 1 - side:
-                feat[i, 13] = attack_win_prob_nb(pol, state, m, side, a, feat[i, 8], forced, en_sp[a],
-                                                 int(en_n[a]), -1)
-        elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
-            best = 0.0
-            bvp = 0.0
-            for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
-                v = m.adj_indices[e]
-                if v == a:
-                    continue
-                if en_n[v] > 0 or state.garrison_side[v] == 1 - side:
-                    p = attack_win_prob_nb(pol, state, m, side, v, own_sp[a], forced, en_sp[v], int(en_n[v]), a)
-                    if p > best or (p == best and m.vp[v] > bvp):
-                        best = p
-                        bvp = m.vp[v]
-                elif state.control[v] == 1 - side and m.vp[v] > bvp and best == 0.0:
-                    bvp = m.vp[v]
-            feat[i, 13] = best
-            feat[i, 14] = bvp
-        elif t == onb.REORGANIZE:
-            d = 0.0
-            for b in range(state.block_side.shape[0]):
-                if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
-                        and state.block_area[b] == a):
-                    d = max(d, np.float64(state.block_max_sp[b] - state.block_sp[b]))
-            feat[i, 14] = d
+        r = t * na + a
+        for q in range(N_FEAT):
+            feat[i, q] = rows[r, q]
+
+
+class OrderFeatureCache(NamedTuple):
+    """The ORDER features and scores of both sides during one placement step (SoE 7.2): the position
+    does not change while orders are placed, so a row (type, area) has the same features — and, the
+    scripted scorer being a pure function of them, the same score — at every decision of the step.
+    ``valid`` bool (2,) (cleared by the loop at the start of the step); ``known`` float64 (2,
+    N_KNOWN, n_areas) (:func:`_order_known_nb`); ``base`` float64 (2, n_areas, N_FEAT) the area
+    columns (``base_done`` bool (2, n_areas)); ``rows`` float64 (2, N_ORDER_TYPES * n_areas,
+    N_FEAT) the rows (``done``); ``score`` float64 (2, N_ORDER_TYPES * n_areas) their scripted
+    scores (``score_done``); ``scores`` float64 (N_ORDER_TYPES * n_areas + 1,) and ``row0``
+    float64 (N_FEAT,): scratch."""
+
+    valid: np.ndarray
+    known: np.ndarray
+    base: np.ndarray
+    base_done: np.ndarray
+    rows: np.ndarray
+    done: np.ndarray
+    score: np.ndarray
+    score_done: np.ndarray
+    scores: np.ndarray
+    row0: np.ndarray
+
+
+@njit(cache=True)
+def new_order_feature_cache_nb(n_areas):
+    nr = onb.N_ORDER_TYPES * n_areas
+    return OrderFeatureCache(np.zeros(2, dtype=np.bool_), np.zeros((2, N_KNOWN, n_areas), dtype=np.float64),
+                             np.zeros((2, n_areas, N_FEAT), dtype=np.float64), np.zeros((2, n_areas), dtype=np.bool_),
+                             np.zeros((2, nr, N_FEAT), dtype=np.float64), np.zeros((2, nr), dtype=np.bool_),
+                             np.zeros((2, nr), dtype=np.float64), np.zeros((2, nr), dtype=np.bool_),
+                             np.zeros(nr + 1, dtype=np.float64), np.zeros(N_FEAT, dtype=np.float64))
+
+
+@njit(cache=True, _nrt=False)
+def _order_cache_side_nb(state, orders, pol, side, cache):
+    """Start ``side``'s part of ``cache`` for the placement step if not done yet."""
+    if not cache.valid[side]:
+        _order_known_nb(state, orders, pol, side, cache.known[side])
+        cache.base_done[side, :] = False
+        cache.done[side, :] = False
+        cache.score_done[side, :] = False
+        cache.valid[side] = True
+
+
+@njit(cache=True, _nrt=False)
+def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache):
+    """:func:`fill_order_features_nb` through ``cache`` (:class:`OrderFeatureCache`): the same
+    values, each (type, area) row computed once per placement step."""
+    _order_cache_side_nb(state, orders, pol, side, cache)
+    rows = cache.rows[side]
+    _order_rows_nb(state, m, pol, side, otype, oarea, n, cache.known[side], cache.base[side], cache.base_done[side],
+                   rows, cache.done[side])
+    na = cache.base.shape[1]
+    for i in range(n):
+        t = otype[i]
+        a = oarea[i]
+        if a < 0:
+            feat[i, 0] = t
+            feat[i, 1] = a
+            continue
+        r = t * na + a
+        for q in range(N_FEAT):
+            feat[i, q] = rows[r, q]
+
+
+@njit(cache=True, _nrt=False)
+def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, out):
+    """The scripted scores (:func:`score_options_nb` of the ORDER rows of
+    :func:`fill_order_features_nb`) of ``n`` order rows into ``out``, through ``cache``: each row's
+    features and score are computed once per placement step. Only for a scripted policy."""
+    _order_cache_side_nb(state, orders, pol, side, cache)
+    rows = cache.rows[side]
+    _order_rows_nb(state, m, pol, side, otype, oarea, n, cache.known[side], cache.base[side], cache.base_done[side],
+                   rows, cache.done[side])
+    p = pol.params[side]
+    score = cache.score[side]
+    score_done = cache.score_done[side]
+    row0 = cache.row0
+    na = cache.base.shape[1]
+    for i in range(n):
+        t = otype[i]
+        a = oarea[i]
+        if a < 0:
+            for q in range(N_FEAT):
+                row0[q] = 0.0
+            row0[0] = t
+            row0[1] = a
+            out[i] = _score_order_nb(p, row0)
+            continue
+        r = t * na + a
+        if not score_done[r]:
+            score[r] = _score_order_nb(p, rows[r])
+            score_done[r] = True
+        out[i] = score[r]
+
+
+class FeatScratch(NamedTuple):
+    """Per-game scratch of :func:`fill_move_features_scratch_nb`: ``known`` float64 (N_KNOWN,
+    n_areas), ``pot`` float64 (n_areas,), ``last_b`` int64 (n_areas,)."""
+
+    known: np.ndarray
+    pot: np.ndarray
+    last_b: np.ndarray
+
+
+@njit(cache=True)
+def new_feat_scratch_nb(n_areas):
+    return FeatScratch(np.zeros((N_KNOWN, n_areas), dtype=np.float64), np.zeros(n_areas, dtype=np.float64),
+                       np.zeros(n_areas, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -548,20 +819,32 @@ def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_de
     ``att_sp`` = own SP already in the destination + the SP of every block that could still move there
     under this order (the potential attack), ``p_win`` its exact win probability against the known
     defenders."""
+    fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n,
+                                  off, rail, feat, new_feat_scratch_nb(state.control.shape[0]))
+
+
+@njit(cache=True, _nrt=False)
+def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off,
+                                  rail, feat, scr):
+    """:func:`fill_move_features_nb` with the caller's :class:`FeatScratch` ``scr``."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
+    known = scr.known
+    own_n = known[K_OWN_N]
+    own_sp = known[K_OWN_SP]
+    en_n = known[K_EN_N]
+    en_sp = known[K_EN_SP]
+    unseen = known[K_UNSEEN]
     known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
     forced = False
     if not rail:
         forced = onb.is_forced_nb(orders.order_type[order_id])
     # potential SP per destination: every distinct block that could move there now
-    pot = np.zeros(na, dtype=np.float64)
-    last_b = np.full(na, -1, dtype=np.int64)
+    pot = scr.pot
+    last_b = scr.last_b
+    for a in range(na):
+        pot[a] = 0.0
+        last_b[a] = -1
     for j in range(n - off):
         b = mv_block[j]
         d = mv_dest[j]
@@ -570,6 +853,15 @@ def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_de
             pot[d] += state.block_sp[b] - (0 if rail else mv_detach[j])
     if off == 1:
         feat[0, 0] = 1.0
+    wp_key = pol.wp_key
+    wp_val = pol.wp_val
+    ip = m.adj_indptr
+    ix = m.adj_indices
+    fort = m.adj_fortified
+    mfront = m.front
+    garrison = state.garrison_side
+    ini_side = state.initiative_side
+    ini_level = state.initiative_level
     for i in range(off, n):
         j = i - off
         b = mv_block[j]
@@ -593,7 +885,8 @@ def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_de
         feat[i, 15] = att
         if attack and not rail:
             via = mv_via[j]
-            feat[i, 4] = attack_win_prob_nb(pol, state, m, side, d, att, forced, en_sp[d], int(en_n[d]), via)
+            feat[i, 4] = _win_prob_nb(pol, wp_key, wp_val, ip, ix, fort, mfront, garrison, ini_side, ini_level, side,
+                                      d, att, forced, en_sp[d], int(en_n[d]), via)  # attack_win_prob_nb
 
 
 @njit(cache=True)
@@ -730,6 +1023,66 @@ def fill_reinforce_features_nb(state, orders, m, pol, side, smask, bmask, front_
                 feat[t, 6] = 1.0 if front_line[side, a] else 0.0
                 feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
                 t += 1
+
+
+@njit(cache=True)
+def fill_combine_pair_features_nb(state, comb_d, comb_b, n, feat):
+    """:func:`fill_combine_features_nb` from the pair lists of
+    ``reinforce.nb.legal_combine_pairs_nb`` (row ``t`` = pair ``t - 1``): the same rows."""
+    feat[0, 0] = 1.0
+    for t in range(1, n):
+        d = comb_d[t - 1]
+        b = comb_b[t - 1]
+        feat[t, 1] = d
+        feat[t, 2] = b
+        feat[t, 3] = state.block_sp[d]
+        feat[t, 4] = state.block_sp[b]
+        feat[t, 5] = state.block_area[d]
+        feat[t, 6] = min(state.block_sp[b], state.block_max_sp[d] - state.block_sp[d])
+
+
+@njit(cache=True)
+def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b, build_a, n_builds, front_line, n,
+                                    feat):
+    """:func:`fill_reinforce_features_nb` with the builds as the pair lists of
+    ``reinforce.nb.legal_build_pairs_nb`` (``n_builds`` pairs): the same rows."""
+    na = state.control.shape[0]
+    pr = pol.params[side]
+    own_n = np.zeros(na, dtype=np.float64)
+    own_sp = np.zeros(na, dtype=np.float64)
+    en_n = np.zeros(na, dtype=np.float64)
+    en_sp = np.zeros(na, dtype=np.float64)
+    unseen = np.zeros(na, dtype=np.float64)
+    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    t = 1
+    nbk = smask.shape[0]
+    for b in range(nbk):
+        if smask[b] and t < n:
+            a = state.block_area[b]
+            feat[t, 0] = 1.0
+            feat[t, 1] = b
+            feat[t, 2] = a
+            feat[t, 3] = state.block_sp[b]
+            feat[t, 4] = state.block_max_sp[b]
+            if a >= 0:
+                feat[t, 5] = m.vp[a]
+                feat[t, 6] = 1.0 if front_line[side, a] else 0.0
+                feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
+            t += 1
+    for q in range(n_builds):
+        if t >= n:
+            break
+        b = build_b[q]
+        a = build_a[q]
+        feat[t, 0] = 2.0
+        feat[t, 1] = b
+        feat[t, 2] = a
+        feat[t, 3] = 0.0
+        feat[t, 4] = state.block_max_sp[b]
+        feat[t, 5] = m.vp[a]
+        feat[t, 6] = 1.0 if front_line[side, a] else 0.0
+        feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
+        t += 1
 
 
 # --- card events (SoE 7.13, 7.1 item 6) -----------------------------------------------------------
@@ -1047,7 +1400,7 @@ def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, 
 # The scripted scorer
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def score_options_nb(p, kind, feat, n, out):
     """Score every option of a decision from its features with the parameter row ``p`` (the scripted
     policies; docs/policies.md "How the scripted policies score")."""
@@ -1122,7 +1475,7 @@ def score_options_nb(p, kind, feat, n, out):
         out[i] = s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _score_leader_nb(p, f):
     """A leader order (SoE 9.0): scored like the same order placed (:func:`_score_order_nb`; Budyonny's
     full-strength Forced March Out like a Move Out), Stalin's immediate reorganization 0.3 (+0.05 per
@@ -1135,15 +1488,15 @@ def _score_leader_nb(p, f):
     if ab == lnb.ABILITY.REORGANIZE:
         s = 0.3 + 0.05 * f[14] + (0.2 if f[10] > 0 else 0.0)
     elif ab == lnb.ABILITY.FORCED_MARCH_OUT_FULL_STRENGTH:
-        g = f.copy()
-        g[0] = onb.MOVE_OUT
-        s = _score_order_nb(p, g)
+        f[0] = onb.MOVE_OUT  # scored in place (no copy: no allocation), then restored
+        s = _score_order_nb(p, f)
+        f[0] = t
     else:
         s = _score_order_nb(p, f)
     return s - 0.5 * f[19] - p[P_LEADER_RESERVE]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _score_order_nb(p, f):
     t = f[0]
     if t == onb.NO_ORDER:
@@ -1190,7 +1543,7 @@ def _score_order_nb(p, f):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _score_move_nb(p, f, rail):
     if f[0] > 0:  # stop executing this order
         return 0.0
@@ -1214,7 +1567,7 @@ def _score_move_nb(p, f, rail):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def argmax_tie_nb(scores, n, rng):
     """Index of the highest score, ties (within 1e-9) broken uniformly from ``rng`` (one draw only
     when there is a tie)."""
@@ -1271,7 +1624,7 @@ def _python_choose(slot, side, kind, feat, n, rng):
     return int(fn(int(side), int(kind), feat, int(n), rng))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def choose_option_nb(policy_id, params, kind, feat, n, rng, side):
     """Index of the chosen option (``0 <= index < n``) for policy ``policy_id`` with the side's
     parameter row ``params`` and the decision's feature matrix ``feat`` (``n`` × N_FEAT)."""

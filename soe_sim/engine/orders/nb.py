@@ -39,6 +39,7 @@ from soe_sim.engine.nb import (
     reachable_nb,
     restrict_retreat_nb,
     retreat_targets_nb,
+    side_depots_into_nb,
     side_depots_nb,
     side_sign_nb,
     vp_add_nb,
@@ -264,7 +265,7 @@ def reset_phase_nb(state, orders, keep_seen):
             orders.seen[1 - s, b] = False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mark_battle_nb(state, orders, area):
     """Call before resolving the battle in ``area``: its blocks have fought (no rail transport
     afterwards, SoE 7.6) and are revealed to both sides (SoE 7.41.3)."""
@@ -275,7 +276,7 @@ def mark_battle_nb(state, orders, area):
             orders.seen[1, b] = True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def block_half_nb(orders, out):
     """``out[b]``: block fights at half strength (forced march or reorganizing, SoE 7.2)."""
     for b in range(out.shape[0]):
@@ -286,7 +287,7 @@ def block_half_nb(orders, out):
 # placement (SoE 7.2, 7.11, 7.71)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t, i, b):
     """Could block ``b`` execute an order of type ``t`` on area ``i`` (placement time)?
 
@@ -354,79 +355,128 @@ def _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, start
     return False
 
 
+class PlacementTables(NamedTuple):
+    """Scratch of :func:`legal_orders_nb` for one side (:func:`new_placement_tables_nb`).
+
+    The *static* part (:func:`placement_tables_nb`) depends only on the position, which does not
+    change while orders are placed (SoE 7.2 places markers only): block counts and enemy areas
+    (``cnt``, ``enemy``), closed links ``eb``, the side's blocks (``blocks``, ``meta[M_NBS]``) and
+    their tables ``b_area`` / ``b_row`` / ``b_allow`` / ``b_mask`` (see :func:`_cap_nb`), the
+    areas holding them (``frow``, ``fareas``, ``meta[M_NF]``), movement distances ``dist_r`` /
+    ``reach_r`` / ``reach_k`` from those areas, ``has_dest``, ``has_rail`` and the Recon distances
+    ``recon_d``. The game loop computes it once per side per placement step and then only runs the
+    *dynamic* part (:func:`legal_orders_from_tables_nb`: the matching of the orders already placed
+    and the rows), which uses the remaining arrays as scratch.
+    """
+
+    cnt: np.ndarray
+    enemy: np.ndarray
+    eb: np.ndarray
+    frow: np.ndarray
+    fareas: np.ndarray
+    depth: np.ndarray
+    blocks: np.ndarray
+    b_area: np.ndarray
+    b_row: np.ndarray
+    b_allow: np.ndarray
+    b_mask: np.ndarray
+    dist_r: np.ndarray
+    reach_r: np.ndarray
+    reach_k: np.ndarray
+    has_dest: np.ndarray
+    has_rail: np.ndarray
+    recon_d: np.ndarray
+    queue: np.ndarray
+    src_row: np.ndarray
+    depot_row: np.ndarray
+    depot_dist_row: np.ndarray
+    seeds: np.ndarray
+    meta: np.ndarray
+    slot_type: np.ndarray
+    slot_area: np.ndarray
+    visited: np.ndarray
+    from_slot: np.ndarray
+    aug_queue: np.ndarray
+    match_block: np.ndarray
+    match_slot: np.ndarray
+    movable_slot: np.ndarray
+    same: np.ndarray
+    cap_ok: np.ndarray
+
+
+M_NF = 0  # PlacementTables.meta: areas holding the side's blocks
+M_NBS = 1  # the side's blocks on the map
+N_META = 2
+
+
 @njit(cache=True)
-def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allowed, out_type, out_area):
-    """Orders ``side`` may place next on ``front`` (SoE 7.2, 7.11, 7.71).
+def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
+    """An empty :class:`PlacementTables` (allocated once per game and reused)."""
+    n = n_areas
+    nbk = n_blocks
+    return PlacementTables(
+        np.zeros((2, n), dtype=np.int32), np.zeros((2, n), dtype=np.bool_), np.zeros(n_edges, dtype=np.bool_),
+        np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+        np.zeros(nbk, dtype=np.int64), np.full(nbk, -1, dtype=np.int64), np.zeros(nbk, dtype=np.int64),
+        np.full((nbk, 2), -1, dtype=np.int64), np.zeros(nbk, dtype=np.int64),
+        np.full((n, n), UNREACHED, dtype=np.int32), np.zeros((n, n), dtype=np.int32), np.zeros(n, dtype=np.int64),
+        np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.full(n, UNREACHED, dtype=np.int32),
+        np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_),
+        np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_), np.zeros(N_META, dtype=np.int64),
+        np.zeros(order_capacity + 1, dtype=np.int64), np.zeros(order_capacity + 1, dtype=np.int64),
+        np.zeros(nbk, dtype=np.bool_), np.full(nbk, -1, dtype=np.int64), np.zeros(order_capacity + 2, dtype=np.int64),
+        np.full(nbk, -1, dtype=np.int64), np.full(order_capacity + 1, -1, dtype=np.int64),
+        np.zeros(order_capacity + 1, dtype=np.bool_), np.zeros((N_ORDER_TYPES, n), dtype=np.int32),
+        np.zeros((N_ORDER_TYPES, n), dtype=np.int32))
 
-    ``orders_allowed``: orders of this side on this front this phase (``base_orders_per_front`` +
-    the card's orders, SoE 7.11). Rows ``(out_type[k], out_area[k])`` for every area of the front
-    (``map_arrays.front == front``) and type that passes: the pool (``orules.pool``), at most
-    ``max_same_type_per_area`` of a type per area, the Recon rules (within ``recon_range`` of a
-    friendly block across anything; never an Eastern Link for the Poles) and "an order may only be
-    placed if at least one block can execute it" — with every order already placed keeping its own
-    executing block (reading O2). When the remaining slots are needed for the mandatory Recon(s),
-    only Recon rows are returned (if any Recon is possible). A last row ``(NO_ORDER, -1)`` (stop
-    placing on this front) is added when the mandatory Recon is placed or impossible.
 
-    Ruleset options (docs/rules.md "EatS variant"): ``orules.free_recon_per_front`` Recon-only slots
-    on top of ``orders_allowed`` (EatS VI: "1 free order marker … and 1 Recon order marker"; the
-    side's Recons fill them first, V1); ``orules.withdraw_excludes_defend``: no Withdraw on an area
-    holding the side's Defend order and no Defend on one holding its Withdraw (EatS II.4.1).
+@njit(cache=True, _nrt=False)
+def placement_tables_nb(state, map_arrays, orules, side, tabs):
+    """Fill the static part of ``tabs`` (:class:`PlacementTables`) for ``side`` from the position.
 
-    ``out_type``/``out_area`` need ``N_ORDER_TYPES * n_areas + 1`` rows. Returns the row count (0:
-    nothing to decide).
+    Every table is computed in full (distances for Move To / Forced March To, rail, Recon), whatever
+    the pool still allows: :func:`legal_orders_from_tables_nb` reads a table only for the types it
+    may offer or that a placed order needs, so the rows are those of a computation restricted to them.
     """
     n = map_arrays.front.shape[0]
-    # EatS VI (reading V1): ``free_recon_per_front`` Recon-only slots on top of ``orders_allowed``,
-    # filled by the side's Recons first (SoE: none, the Recon is one of the orders).
-    free_used = min(orders.recon_placed[side, front], orules.free_recon_per_front)
-    general_used = orders.placed[side, front] - free_used
-    if ((general_used >= orders_allowed and free_used >= orules.free_recon_per_front)
-            or orders.n_orders[0] >= orders.order_type.shape[0]):
-        return 0
     ip = map_arrays.adj_indptr
     ix = map_arrays.adj_indices
     el = map_arrays.eastern_link
-    fr = map_arrays.front
     nbk = state.block_side.shape[0]
-    ne = ix.shape[0]
-    cnt = np.zeros((2, n), dtype=np.int32)
-    enemy = np.zeros((2, n), dtype=np.bool_)
+    cnt = tabs.cnt
+    enemy = tabs.enemy
     presence_nb(state, cnt, enemy)
     enemy_row = enemy[side]
-    eb = np.zeros(ne, dtype=np.bool_)
+    eb = tabs.eb
     edge_blocked_nb(state, map_arrays, side, cnt, eb)
 
-    n_ord = orders.n_orders[0]
-    # which parts are needed: a type matters when rows of it may still be offered (pool) or when a
-    # placed order of it needs its executing block (matching)
-    relevant = np.zeros(N_ORDER_TYPES, dtype=np.bool_)
-    for t in range(N_ORDER_TYPES):
-        relevant[t] = orders.pool_used[side, t] < orules.pool[t]
-    for o in range(n_ord):
-        if orders.order_side[o] == side and orders.order_status[o] == PLACED:
-            relevant[orders.order_type[o]] = True
-    need_to = relevant[MOVE_TO] or relevant[FORCED_MARCH_TO]
-
     # the side's blocks and the areas holding them (one distance row per area)
-    frow = np.full(n, -1, dtype=np.int64)
-    fareas = np.empty(n, dtype=np.int64)
+    frow = tabs.frow
+    fareas = tabs.fareas
     nf = 0
     for a in range(n):
+        frow[a] = -1
         if cnt[side, a] > 0:
             frow[a] = nf
             fareas[nf] = a
             nf += 1
     nr = max(nf, 1)
-    depth = np.zeros(nr, dtype=np.int64)  # BFS depth per row: the largest allowance used there
-    blocks = np.empty(nbk, dtype=np.int64)
+    depth = tabs.depth  # BFS depth per row: the largest allowance used there
+    for r in range(nr):
+        depth[r] = 0
+    blocks = tabs.blocks
     nbs = 0
-    b_area = np.full(nbk, -1, dtype=np.int64)
-    b_row = np.zeros(nbk, dtype=np.int64)
-    b_allow = np.full((nbk, 2), -1, dtype=np.int64)
-    b_mask = np.zeros(nbk, dtype=np.int64)
+    b_area = tabs.b_area
+    b_row = tabs.b_row
+    b_allow = tabs.b_allow
+    b_mask = tabs.b_mask
     any_sup = False
     for b in range(nbk):
+        b_area[b] = -1
+        b_row[b] = 0
+        b_allow[b, 0] = -1
+        b_allow[b, 1] = -1
+        b_mask[b] = 0
         if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
             blocks[nbs] = b
             nbs += 1
@@ -439,22 +489,28 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                 arm = state.block_arm[b]
                 b_allow[b, 0] = allowance_nb(orules, arm, False)
                 b_allow[b, 1] = allowance_nb(orules, arm, True)
-                if need_to:
-                    depth[r] = max(depth[r], b_allow[b, 0], b_allow[b, 1])
+                depth[r] = max(depth[r], b_allow[b, 0], b_allow[b, 1])
+    tabs.meta[M_NF] = nf
+    tabs.meta[M_NBS] = nbs
 
     # movement distances (SoE 7.31) from every area with blocks that may Move To / Forced March
     # To, up to their largest allowance (exact below it; reach_r[r, :reach_k[r]]: the areas
     # reached, BFS order, the start first)
-    dist_r = np.full((nr, n), UNREACHED, dtype=np.int32)
-    reach_r = np.empty((nr, n), dtype=np.int32)
-    reach_k = np.zeros(nr, dtype=np.int64)
+    dist_r = tabs.dist_r
+    reach_r = tabs.reach_r
+    reach_k = tabs.reach_k
+    for r in range(nr):
+        for i in range(n):
+            dist_r[r, i] = UNREACHED
+        reach_k[r] = 0
     for r in range(nf):
         if depth[r] > 0:
             reach_k[r] = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, fareas[r], depth[r],
                                        False, dist_r[r], 0, dist_r[r], reach_r[r])
     # Move Out / Forced March Out need a destination: an open link to an enterable neighbour
     max_allow = max(orules.forced_infantry, orules.forced_cavalry, orules.forced_leader)
-    has_dest = np.zeros(n, dtype=np.bool_)
+    has_dest = tabs.has_dest
+    has_dest[:] = False
     if max_allow >= 1:
         for r in range(nf):
             a = fareas[r]
@@ -464,13 +520,12 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                     has_dest[a] = True
                     break
     # rail transport (SoE 7.6): supply depots now; a rail move exists iff a first rail link can be taken
-    has_rail = np.zeros(n, dtype=np.bool_)
-    if relevant[RAIL_TRANSPORT] and any_sup and orules.rail_max_areas >= 1:
-        src_row = np.empty(n, dtype=np.int32)
-        depot_row = np.zeros(n, dtype=np.bool_)
-        dd = np.empty(n, dtype=np.int32)
-        side_depots_nb(ip, ix, el, map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side,
-                       src_row, depot_row, dd)
+    has_rail = tabs.has_rail
+    has_rail[:] = False
+    if any_sup and orules.rail_max_areas >= 1:
+        dd = tabs.depot_dist_row
+        side_depots_into_nb(ip, ix, el, map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side,
+                            tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
         for r in range(nf):
             a = fareas[r]
             for e in range(ip[a], ip[a + 1]):
@@ -485,27 +540,27 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                 has_rail[a] = True
                 break
     # recon range (SoE 7.2: "within a range of 3 areas (even across enemy blocks)")
-    recon_d = np.full(n, UNREACHED, dtype=np.int32)
-    if orders.pool_used[side, RECON] < orules.pool[RECON]:
-        queue = np.empty(n, dtype=np.int32)
-        head = 0
-        tail = 0
-        for a in range(n):
-            if cnt[side, a] > 0:
-                recon_d[a] = 0
-                queue[tail] = a
+    recon_d = tabs.recon_d
+    recon_d[:] = UNREACHED
+    queue = tabs.queue
+    head = 0
+    tail = 0
+    for a in range(n):
+        if cnt[side, a] > 0:
+            recon_d[a] = 0
+            queue[tail] = a
+            tail += 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if recon_d[u] >= orules.recon_range:
+            continue
+        for e in range(ip[u], ip[u + 1]):
+            v = ix[e]
+            if recon_d[v] == UNREACHED and enterable_nb(el, side, v):
+                recon_d[v] = recon_d[u] + 1
+                queue[tail] = v
                 tail += 1
-        while head < tail:
-            u = queue[head]
-            head += 1
-            if recon_d[u] >= orules.recon_range:
-                continue
-            for e in range(ip[u], ip[u + 1]):
-                v = ix[e]
-                if recon_d[v] == UNREACHED and enterable_nb(el, side, v):
-                    recon_d[v] = recon_d[u] + 1
-                    queue[tail] = v
-                    tail += 1
 
     # own-area capabilities per block (see _cap_nb)
     for q in range(nbs):
@@ -523,9 +578,37 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
             m |= 1 << RAIL_TRANSPORT
         b_mask[b] = m
 
+
+@njit(cache=True, _nrt=False)
+def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_allowed, tabs, out_type, out_area):
+    """The rows of :func:`legal_orders_nb` from ``tabs`` (:class:`PlacementTables` of ``side``, static
+    part filled by :func:`placement_tables_nb` on the current position)."""
+    n = map_arrays.front.shape[0]
+    # EatS VI (reading V1): ``free_recon_per_front`` Recon-only slots on top of ``orders_allowed``,
+    # filled by the side's Recons first (SoE: none, the Recon is one of the orders).
+    free_used = min(orders.recon_placed[side, front], orules.free_recon_per_front)
+    general_used = orders.placed[side, front] - free_used
+    if ((general_used >= orders_allowed and free_used >= orules.free_recon_per_front)
+            or orders.n_orders[0] >= orders.order_type.shape[0]):
+        return 0
+    el = map_arrays.eastern_link
+    fr = map_arrays.front
+    nbk = tabs.b_area.shape[0]
+    n_ord = orders.n_orders[0]
+    nbs = tabs.meta[M_NBS]
+    blocks = tabs.blocks
+    b_area = tabs.b_area
+    b_row = tabs.b_row
+    b_allow = tabs.b_allow
+    b_mask = tabs.b_mask
+    dist_r = tabs.dist_r
+    reach_r = tabs.reach_r
+    reach_k = tabs.reach_k
+    recon_d = tabs.recon_d
+
     # matching of the orders already placed (each keeps its own executing block, O2)
-    slot_type = np.empty(n_ord + 1, dtype=np.int64)
-    slot_area = np.empty(n_ord + 1, dtype=np.int64)
+    slot_type = tabs.slot_type
+    slot_area = tabs.slot_area
     ns = 0
     for o in range(n_ord):
         if (orders.order_side[o] == side and orders.order_status[o] == PLACED
@@ -533,17 +616,22 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
             slot_type[ns] = orders.order_type[o]
             slot_area[ns] = orders.order_area[o]
             ns += 1
-    visited = np.zeros(nbk, dtype=np.bool_)
-    from_slot = np.full(nbk, -1, dtype=np.int64)
-    aug_queue = np.empty(n_ord + 2, dtype=np.int64)
-    match_block = np.full(nbk, -1, dtype=np.int64)
-    match_slot = np.full(n_ord + 1, -1, dtype=np.int64)
+    visited = tabs.visited
+    from_slot = tabs.from_slot
+    aug_queue = tabs.aug_queue[:n_ord + 2]
+    match_block = tabs.match_block
+    match_slot = tabs.match_slot
+    movable_slot = tabs.movable_slot
+    for b in range(nbk):
+        match_block[b] = -1
+    for o in range(n_ord + 1):
+        match_slot[o] = -1
+        movable_slot[o] = False
     for o in range(ns):
         _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, o, match_block, match_slot,
                  blocks, nbs, visited, from_slot, aug_queue)
     # slots that can hand their block over: an alternating path leads from them to a free block
     # (a new order can then be matched through a capable block they hold)
-    movable_slot = np.zeros(n_ord + 1, dtype=np.bool_)
     changed = ns > 0
     while changed:
         changed = False
@@ -562,15 +650,16 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                     changed = True
                     break
 
-    same = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
+    same = tabs.same
+    same[:, :] = 0
     for o in range(n_ord):
         if orders.order_side[o] == side and orders.order_status[o] != REMOVED:
             same[orders.order_type[o], orders.order_area[o]] += 1
 
-    # per (type, area): blocks that could execute it, and those that could while every placed
-    # order keeps an executing block (free, or held by a slot that can hand it over)
-    cap_any = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
-    cap_ok = np.zeros((N_ORDER_TYPES, n), dtype=np.int32)
+    # per (type, area): blocks that could execute it while every placed order keeps an executing
+    # block (free, or held by a slot that can hand it over)
+    cap_ok = tabs.cap_ok
+    cap_ok[:, :] = 0
     for q in range(nbs):
         b = blocks[q]
         a = b_area[b]
@@ -583,16 +672,13 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
                 continue
             d = dist_r[r, i]
             if d <= b_allow[b, 0]:
-                cap_any[MOVE_TO, i] += 1
                 cap_ok[MOVE_TO, i] += ok
             if d <= b_allow[b, 1]:
-                cap_any[FORCED_MARCH_TO, i] += 1
                 cap_ok[FORCED_MARCH_TO, i] += ok
         if fr[a] == front:
             m = b_mask[b]
             for t in range(N_ORDER_TYPES):
                 if ((m >> t) & 1) != 0:
-                    cap_any[t, a] += 1
                     cap_ok[t, a] += ok
 
     owed = orules.mandatory_recon - orders.recon_placed[side, front]
@@ -600,32 +686,35 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
     recon_only = (owed > 0 and remaining <= owed) or remaining <= 0  # remaining <= 0: a free Recon slot only
     k = 0
     n_recon = 0
-    for pass_ in range(2):
-        # pass 0: Recon rows; pass 1: the other types (skipped when only Recon is allowed)
-        if pass_ == 1 and recon_only and (n_recon > 0 or remaining <= 0):
-            break
+    cap = out_type.shape[0]
+    # Recon rows first, then the other types (skipped when only Recon is allowed: after a Recon row,
+    # or whatever the Recon rows when only a free Recon slot is left)
+    if orders.pool_used[side, RECON] < orules.pool[RECON]:
+        for i in range(n):
+            if fr[i] != front or same[RECON, i] >= orules.max_same_type_per_area:
+                continue
+            if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
+                continue
+            if not enterable_nb(el, side, i):
+                continue
+            n_recon += 1
+            if k < cap:
+                out_type[k] = RECON
+                out_area[k] = i
+                k += 1
+    if not (recon_only and (n_recon > 0 or remaining <= 0)):
         for i in range(n):
             if fr[i] != front:
                 continue
             for t in range(N_ORDER_TYPES):
-                if (t == RECON) != (pass_ == 0):
+                if t == RECON or orders.pool_used[side, t] >= orules.pool[t]:
                     continue
-                if orders.pool_used[side, t] >= orules.pool[t]:
-                    continue
-                if same[t, i] >= orules.max_same_type_per_area:
+                if same[t, i] >= orules.max_same_type_per_area or cap_ok[t, i] == 0:
                     continue
                 if orules.withdraw_excludes_defend and ((t == WITHDRAW and same[DEFEND, i] > 0)
                                                         or (t == DEFEND and same[WITHDRAW, i] > 0)):
                     continue  # EatS II.4.1: no Withdraw on a space where a Defend order is present
-                if t == RECON:
-                    if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
-                        continue
-                    if not enterable_nb(el, side, i):
-                        continue
-                    n_recon += 1
-                elif cap_ok[t, i] == 0:
-                    continue
-                if k < out_type.shape[0]:
+                if k < cap:
                     out_type[k] = t
                     out_area[k] = i
                     k += 1
@@ -637,6 +726,40 @@ def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allow
 
 
 @njit(cache=True)
+def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allowed, out_type, out_area):
+    """Orders ``side`` may place next on ``front`` (SoE 7.2, 7.11, 7.71).
+
+    ``orders_allowed``: orders of this side on this front this phase (``base_orders_per_front`` +
+    the card's orders, SoE 7.11). Rows ``(out_type[k], out_area[k])`` for every area of the front
+    (``map_arrays.front == front``) and type that passes: the pool (``orules.pool``), at most
+    ``max_same_type_per_area`` of a type per area, the Recon rules (within ``recon_range`` of a
+    friendly block across anything; never an Eastern Link for the Poles) and "an order may only be
+    placed if at least one block can execute it" — with every order already placed keeping its own
+    executing block (reading O2). When the remaining slots are needed for the mandatory Recon(s),
+    only Recon rows are returned (if any Recon is possible). A last row ``(NO_ORDER, -1)`` (stop
+    placing on this front) is added when the mandatory Recon is placed or impossible.
+
+    ``out_type``/``out_area`` need ``N_ORDER_TYPES * n_areas + 1`` rows. Returns the row count (0:
+    nothing to decide). The game loop keeps the :class:`PlacementTables` of each side for the whole
+    placement step (:func:`placement_tables_nb` once, then :func:`legal_orders_from_tables_nb`).
+
+    Ruleset options (docs/rules.md "EatS variant"): ``orules.free_recon_per_front`` Recon-only slots
+    on top of ``orders_allowed`` (EatS VI: "1 free order marker … and 1 Recon order marker"; the
+    side's Recons fill them first, V1); ``orules.withdraw_excludes_defend``: no Withdraw on an area
+    holding the side's Defend order and no Defend on one holding its Withdraw (EatS II.4.1).
+    """
+    free_used = min(orders.recon_placed[side, front], orules.free_recon_per_front)
+    if ((orders.placed[side, front] - free_used >= orders_allowed and free_used >= orules.free_recon_per_front)
+            or orders.n_orders[0] >= orders.order_type.shape[0]):
+        return 0
+    tabs = new_placement_tables_nb(state.block_side.shape[0], map_arrays.front.shape[0],
+                                   map_arrays.adj_indices.shape[0], orders.order_type.shape[0])
+    placement_tables_nb(state, map_arrays, orules, side, tabs)
+    return legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_allowed, tabs, out_type,
+                                       out_area)
+
+
+@njit(cache=True, _nrt=False)
 def place_order_nb(state, orders, side, front, order_type, area):
     """Place an order row from :func:`legal_orders_nb`; returns its id (``-1`` for the pass row or
     when the capacity is full)."""
@@ -720,9 +843,73 @@ def _vias_nb(ip, ix, eb, el, enemy_row, side, start, dest, allowance, stamp, gen
     return k
 
 
+class MoveScratch(NamedTuple):
+    """Scratch arrays of :func:`legal_moves_nb` (:func:`new_move_scratch_nb`; the game loop keeps one
+    per game): candidate blocks, presence, closed links, BFS distances (``dist`` is ``UNREACHED``
+    everywhere between calls), queue, visit stamps, via distances, destinations and vias."""
+
+    cand: np.ndarray
+    cnt: np.ndarray
+    enemy: np.ndarray
+    eb: np.ndarray
+    dist: np.ndarray
+    queue: np.ndarray
+    stamp: np.ndarray
+    sdist: np.ndarray
+    dests: np.ndarray
+    vias: np.ndarray
+    rdist: np.ndarray
+
+
 @njit(cache=True)
+def new_move_scratch_nb(n_blocks, map_arrays):
+    n = map_arrays.front.shape[0]
+    ip = map_arrays.adj_indptr
+    max_deg = 0
+    for i in range(n):
+        max_deg = max(max_deg, ip[i + 1] - ip[i])
+    return MoveScratch(np.empty(n_blocks, dtype=np.int64), np.zeros((2, n), dtype=np.int32),
+                       np.zeros((2, n), dtype=np.bool_), np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_),
+                       np.full(n, UNREACHED, dtype=np.int32), np.empty(n, dtype=np.int32),
+                       np.zeros(n, dtype=np.int64), np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64),
+                       np.empty(max_deg + 1, dtype=np.int64), np.empty(n, dtype=np.int32))
+
+
+@njit(cache=True, _nrt=False)
+def _reverse_reach_nb(ip, ix, eb, el, enemy_row, side, dest, depth, rdist, queue):
+    """``rdist[x]``: the length of the shortest move of a ``side`` block from ``x`` into ``dest``
+    (the distance :func:`~soe_sim.engine.nb.reach_into_nb` from ``x`` finds for ``dest``), up to
+    ``depth`` links, ``UNREACHED`` otherwise: a BFS from ``dest`` backwards. A move enters only
+    enterable areas, never continues from an enemy area and never uses a closed link (``eb`` is
+    symmetric, :func:`edge_blocked_nb`), so the areas it passes through are enterable non-enemy areas
+    and ``dest`` is enterable; the starting area is free of conditions."""
+    for i in range(rdist.shape[0]):
+        rdist[i] = UNREACHED
+    if not enterable_nb(el, side, dest):
+        return
+    rdist[dest] = 0
+    queue[0] = dest
+    head = 0
+    tail = 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if rdist[u] >= depth:
+            continue
+        if u != dest and (enemy_row[u] or not enterable_nb(el, side, u)):
+            continue  # u would be passed through: it must be enterable and not an enemy area
+        for e in range(ip[u], ip[u + 1]):
+            v = ix[e]
+            if rdist[v] != UNREACHED or eb[e]:
+                continue
+            rdist[v] = rdist[u] + 1
+            queue[tail] = v
+            tail += 1
+
+
+@njit(cache=True, _nrt=False)
 def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
-                write, first_only):
+                write, first_only, scr):
     # The named tuples are unpacked into local arrays once: helpers taking ``state`` / ``orders``
     # inside the per-block loops cost refcount updates for every array of the tuples per call.
     if order_id < 0 or order_id >= orders.n_orders[0] or orders.order_status[order_id] != PLACED:
@@ -735,14 +922,13 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     forced = is_forced_nb(t)
     to_type = is_to_type_nb(t)
     needs_supply = forced or t == MOVE_TO  # SoE 7.2, 7.71
-    n = map_arrays.front.shape[0]
     bs = state.block_side
     ba = state.block_area
     bst = state.block_status
     bprev = state.block_prev_area
     nbk = bs.shape[0]
     # blocks that may execute the order (_movable_nb and the area condition)
-    cand = np.empty(nbk, dtype=np.int64)
+    cand = scr.cand
     nc = 0
     for b in range(nbk):
         if bst[b] != STATUS.ON_MAP or bs[b] != side or ba[b] < 0:
@@ -761,22 +947,28 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     ip = map_arrays.adj_indptr
     ix = map_arrays.adj_indices
     el = map_arrays.eastern_link
-    cnt = np.zeros((2, n), dtype=np.int32)
-    enemy = np.zeros((2, n), dtype=np.bool_)
+    cnt = scr.cnt
+    enemy = scr.enemy
     presence_nb(state, cnt, enemy)
-    eb = np.zeros(ix.shape[0], dtype=np.bool_)
+    eb = scr.eb
     edge_blocked_nb(state, map_arrays, side, cnt, eb)
     enemy_row = enemy[side]
-    dist = np.full(n, UNREACHED, dtype=np.int32)
-    queue = np.empty(n, dtype=np.int32)
-    stamp = np.zeros(n, dtype=np.int64)
-    sdist = np.empty(n, dtype=np.int32)
-    dests = np.empty(n, dtype=np.int64)
+    dist = scr.dist  # UNREACHED everywhere (reset after every BFS below)
+    queue = scr.queue
+    stamp = scr.stamp
+    stamp[:] = 0
+    sdist = scr.sdist
+    dests = scr.dests
     gen = 0
-    max_deg = 0
-    for i in range(n):
-        max_deg = max(max_deg, ip[i + 1] - ip[i])
-    vias = np.empty(max_deg + 1, dtype=np.int64)
+    vias = scr.vias
+    # Move To / Forced March To: the only destination is the order's area; which blocks reach it
+    # comes from one backward BFS instead of a BFS from every candidate
+    rdist = scr.rdist
+    if to_type:
+        max_allow = 0
+        for c in range(nc):
+            max_allow = max(max_allow, allowance_nb(orules, state.block_arm[cand[c]], forced))
+        _reverse_reach_nb(ip, ix, eb, el, enemy_row, side, a, max_allow, rdist, queue)
     # rows per candidate block: destinations, vias, detachments (ascending)
     n_ord = orders.n_orders[0]
     k = 0
@@ -784,23 +976,26 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
         b = cand[c]
         x = ba[b]
         allow = allowance_nb(orules, state.block_arm[b], forced)
-        nq = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, x, allow, False, dist, 0, dist,
-                           queue)
-        reach_a = dist[a] != UNREACHED
-        # the destinations in ascending order; dist reset for the next block
         nd = 0
-        for p in range(1, nq):
-            d = queue[p]
-            j = nd
-            while j > 0 and dests[j - 1] > d:
-                dests[j] = dests[j - 1]
-                j -= 1
-            dests[j] = d
-            nd += 1
-        for p in range(nq):
-            dist[queue[p]] = UNREACHED
-        if to_type and not reach_a:
-            continue  # SoE 7.3: a Move To / Forced March To must be fully executed
+        if to_type:
+            if rdist[x] == UNREACHED or rdist[x] > allow:
+                continue  # SoE 7.3: a Move To / Forced March To must be fully executed
+            dests[0] = a
+            nd = 1
+        else:
+            nq = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, x, allow, False, dist, 0, dist,
+                               queue)
+            # the destinations in ascending order; dist reset for the next block
+            for p in range(1, nq):
+                d = queue[p]
+                j = nd
+                while j > 0 and dests[j - 1] > d:
+                    dests[j] = dests[j - 1]
+                    j -= 1
+                dests[j] = d
+                nd += 1
+            for p in range(nq):
+                dist[queue[p]] = UNREACHED
         need = 0  # _pending_area_orders
         for o in range(n_ord):
             if (orders.order_side[o] == side and orders.order_area[o] == x
@@ -864,17 +1059,26 @@ def legal_moves_nb(state, orders, map_arrays, orules, order_id, out_block, out_d
     (rows beyond the capacity of the out arrays are dropped; :func:`move_capacity` is enough).
     """
     return _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
-                       True, False)
+                       True, False, new_move_scratch_nb(state.block_side.shape[0], map_arrays))
+
+
+@njit(cache=True, _nrt=False)
+def legal_moves_scratch_nb(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
+                           scr):
+    """:func:`legal_moves_nb` with the caller's :class:`MoveScratch` ``scr`` (same rows)."""
+    return _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
+                       True, False, scr)
 
 
 @njit(cache=True)
 def count_moves_nb(state, orders, map_arrays, orules, order_id):
     """Number of rows :func:`legal_moves_nb` would return (nothing written)."""
     e = np.zeros(0, dtype=np.int64)
-    return _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, False)
+    return _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, False,
+                       new_move_scratch_nb(state.block_side.shape[0], map_arrays))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_move_nb(state, orders, map_arrays, orules, order_id, block, dest, via, detach, out_info):
     """Execute one option row of :func:`legal_moves_nb` (SoE 7.31, 7.32, 2.2).
 
@@ -930,7 +1134,7 @@ def apply_move_nb(state, orders, map_arrays, orules, order_id, block, dest, via,
     orders.order_executed[order_id] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def finish_order_nb(orders, order_id):
     """End the execution of an order: executed by at least one block → EXECUTED, else REMOVED and
     back in the pool (SoE 7.3 "unfulfilled"). Returns the new status."""
@@ -959,7 +1163,8 @@ def min_moves_required_nb(state, orders, map_arrays, orules, order_id):
     t = orders.order_type[order_id]
     e = np.zeros(0, dtype=np.int64)
     if is_move_type_nb(t):
-        return 1 if _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, True) > 0 else 0
+        return 1 if _moves_impl(state, orders, map_arrays, orules, order_id, e, e, e, e, False, True,
+                                new_move_scratch_nb(state.block_side.shape[0], map_arrays)) > 0 else 0
     if t == RAIL_TRANSPORT:
         return 1 if _rail_impl(state, orders, map_arrays, orules, order_id, e, e, False, True) > 0 else 0
     return 0
@@ -969,7 +1174,7 @@ def min_moves_required_nb(state, orders, map_arrays, orules, order_id):
 # Recon, Withdraw, Defend (SoE 7.2, 7.31)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def execute_recon_nb(state, orders, order_id):
     """Reveal the enemy blocks in the Recon area to the order's side (SoE 7.2, 7.31). Returns how
     many were revealed; the order becomes EXECUTED."""
@@ -1177,7 +1382,7 @@ def execute_withdraw_choice_nb(state, orders, map_arrays, orules, order_id, out_
     return WD_OK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def defend_flag_nb(state, orders, side, area):
     """The Defend Area benefit for ``side``'s force in ``area`` (SoE 7.2): a placed Defend order of
     ``side`` there and at least one of its blocks began the phase in the area (``block_prev_area <
@@ -1203,15 +1408,23 @@ def defend_flag_nb(state, orders, side, area):
 
 @njit(cache=True)
 def _reorg_ok(state, orders, o, b):
-    s = orders.order_side[o]
-    a = orders.order_area[o]
-    return (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == s and state.block_area[b] == a
-            and state.block_prev_area[b] < 0 and not orders.moved[b] and not orders.detached[b]
-            and (not orders.executed[b] or orders.order_block[o] == b)
-            and state.block_in_supply[b] and state.block_sp[b] < state.block_max_sp[b])
+    return _reorg_ok_arr(state.block_status, state.block_side, state.block_area, state.block_prev_area,
+                         state.block_in_supply, state.block_sp, state.block_max_sp, orders.moved, orders.detached,
+                         orders.executed, orders.order_side[o], orders.order_area[o], orders.order_block[o], b)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _reorg_ok_arr(block_status, block_side, block_area, block_prev_area, block_in_supply, block_sp, block_max_sp,
+                  moved, detached, executed, s, a, designated, b):
+    """Block ``b`` may execute a Reorganize order of side ``s`` in area ``a`` whose designated block
+    is ``designated`` (-1 none) (arrays only: inlined in the loops over blocks)."""
+    return (block_status[b] == STATUS.ON_MAP and block_side[b] == s and block_area[b] == a
+            and block_prev_area[b] < 0 and not moved[b] and not detached[b]
+            and (not executed[b] or designated == b)
+            and block_in_supply[b] and block_sp[b] < block_max_sp[b])
+
+
+@njit(cache=True, _nrt=False)
 def legal_reorganize_nb(state, orders, order_id, out_block):
     """Blocks that may execute Reorganize order ``order_id`` (SoE 7.2, 7.5): in the area, did not
     move (a retreat counts), in supply, below their maximum SP, not detached this phase; only the
@@ -1220,16 +1433,29 @@ def legal_reorganize_nb(state, orders, order_id, out_block):
         return 0
     k = 0
     d = orders.order_block[order_id]
-    for b in range(state.block_side.shape[0]):
+    s = orders.order_side[order_id]
+    a = orders.order_area[order_id]
+    bst = state.block_status
+    bs = state.block_side
+    ba = state.block_area
+    bprev = state.block_prev_area
+    insup = state.block_in_supply
+    bsp = state.block_sp
+    bmax = state.block_max_sp
+    moved = orders.moved
+    detached = orders.detached
+    executed = orders.executed
+    for b in range(bs.shape[0]):
         if d >= 0 and b != d:
             continue
-        if _reorg_ok(state, orders, order_id, b) and k < out_block.shape[0]:
+        if (_reorg_ok_arr(bst, bs, ba, bprev, insup, bsp, bmax, moved, detached, executed, s, a, d, b)
+                and k < out_block.shape[0]):
             out_block[k] = b
             k += 1
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def designate_reorganize_nb(orders, order_id, block):
     """Name the block that will reorganize (SoE 7.2 "the block specified to reorganize at the
     beginning of the battle"): it fights at half strength if attacked."""
@@ -1249,8 +1475,20 @@ def execute_reorganize_nb(state, orders, orules, order_id):
         return -1
     b = orders.order_block[order_id]
     if b < 0:
-        for c in range(state.block_side.shape[0]):
-            if _reorg_ok(state, orders, order_id, c):
+        s = orders.order_side[order_id]
+        a = orders.order_area[order_id]
+        bst = state.block_status
+        bs = state.block_side
+        ba = state.block_area
+        bprev = state.block_prev_area
+        insup = state.block_in_supply
+        bsp = state.block_sp
+        bmax = state.block_max_sp
+        moved = orders.moved
+        detached = orders.detached
+        executed = orders.executed
+        for c in range(bs.shape[0]):
+            if _reorg_ok_arr(bst, bs, ba, bprev, insup, bsp, bmax, moved, detached, executed, s, a, -1, c):
                 b = c
                 break
     if b < 0 or not _reorg_ok(state, orders, order_id, b):

@@ -336,10 +336,26 @@ def legal_combines_nb(side, block_side, block_arm, block_class, block_nation, bl
     and nation (EatS X.2), the nation active (RF6), and ``sp[d] + sp[b] <= max_sp[d]`` (the
     combined SP fit the absorbing block, RF8). Returns the number of legal pairs.
     """
+    nbk = block_side.shape[0]
+    out[:, :] = False
+    out_d = np.empty(nbk * nbk, dtype=np.int64)
+    out_b = np.empty(nbk * nbk, dtype=np.int64)
+    k = legal_combine_pairs_nb(side, block_side, block_arm, block_class, block_nation, block_area, block_status,
+                               block_sp, block_max_sp, nation_active, out_d, out_b)
+    for i in range(k):
+        out[out_d[i], out_b[i]] = True
+    return k
+
+
+@njit(cache=True, _nrt=False)
+def legal_combine_pairs_nb(side, block_side, block_arm, block_class, block_nation, block_area, block_status,
+                           block_sp, block_max_sp, nation_active, out_d, out_b):
+    """The pairs of :func:`legal_combines_nb` as lists, in (absorber, absorbed) index order: pair
+    ``i`` is ``(out_d[i], out_b[i])`` (``out_*`` of at least ``n_blocks**2`` entries, or as many as
+    there can be pairs). Returns the number of pairs."""
     # Same predicate as _combine_ok_nb, written inline with the absorbing division's tests hoisted
     # out of the inner loop (a helper call per pair costs ~10 ns per array argument in refcounts).
     nbk = block_side.shape[0]
-    out[:, :] = False
     k = 0
     for d in range(nbk):
         if block_side[d] != side or block_status[d] != STATUS.ON_MAP:
@@ -357,7 +373,9 @@ def legal_combines_nb(side, block_side, block_arm, block_class, block_nation, bl
             if block_arm[b] != block_arm[d] or block_nation[b] != block_nation[d]:
                 continue
             if block_sp[d] + block_sp[b] <= block_max_sp[d]:  # RF8: no SP is lost
-                out[d, b] = True
+                if k < out_d.shape[0]:
+                    out_d[k] = d
+                    out_b[k] = b
                 k += 1
     return k
 
@@ -525,16 +543,38 @@ def legal_builds_nb(side, block_side, block_arm, block_class, block_nation, bloc
     (``nation_area_ok[nation, a]``: scenario front restrictions, the Lithuanian radius) and equal to
     ``pool_area`` when ``>= 0`` (8.5). Returns the number of legal pairs.
     """
+    nbk = block_side.shape[0]
+    n = eastern_link.shape[0]
+    out[:, :] = False
+    out_b = np.empty(nbk * n, dtype=np.int64)
+    out_a = np.empty(nbk * n, dtype=np.int64)
+    k = legal_build_pairs_nb(side, block_side, block_arm, block_class, block_nation, block_area, block_status,
+                             nation_active, nation_area_ok, eastern_link, depot, enemy, rr, pool_cubes, pool_area,
+                             pool_nation, np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_), out_b, out_a)
+    for i in range(k):
+        out[out_b[i], out_a[i]] = True
+    return k
+
+
+@njit(cache=True, _nrt=False)
+def legal_build_pairs_nb(side, block_side, block_arm, block_class, block_nation, block_area, block_status,
+                         nation_active, nation_area_ok, eastern_link, depot, enemy, rr, pool_cubes, pool_area,
+                         pool_nation, cnt, area_ok, out_b, out_a):
+    """The pairs of :func:`legal_builds_nb` as lists, in (block, area) index order: pair ``i`` is
+    ``(out_b[i], out_a[i])`` (``out_*`` of at least ``n_blocks * n_areas`` entries, or as many as
+    there can be pairs); ``cnt`` (n_areas,) int32 and ``area_ok`` (n_areas,) bool are scratch.
+    Returns the number of pairs."""
     # _build_area_ok_nb / _build_block_ok_nb written inline: a helper with several exits called per
     # area / block keeps the refcount updates of its array arguments (~10 ns per array per call)
     nbk = block_side.shape[0]
     n = eastern_link.shape[0]
-    cnt = np.zeros(n, dtype=np.int32)  # blocks of the side per area
+    for a in range(n):  # blocks of the side per area
+        cnt[a] = 0
+        area_ok[a] = False
     for b in range(nbk):
         a = block_area[b]
         if block_status[b] == STATUS.ON_MAP and a >= 0 and block_side[b] == side:
             cnt[a] += 1
-    area_ok = np.zeros(n, dtype=np.bool_)
     n_ok = 0
     for a in range(n):
         if pool_area >= 0 and a != pool_area:
@@ -548,7 +588,6 @@ def legal_builds_nb(side, block_side, block_arm, block_class, block_nation, bloc
             n_ok += 1
     k = 0
     for b in range(nbk):
-        out[b, :] = False
         if n_ok == 0 or block_side[b] != side:
             continue
         st = block_status[b]
@@ -565,7 +604,9 @@ def legal_builds_nb(side, block_side, block_arm, block_class, block_nation, bloc
             continue
         for a in range(n):
             if area_ok[a] and nation_area_ok[nat, a]:
-                out[b, a] = True
+                if k < out_b.shape[0]:
+                    out_b[k] = b
+                    out_a[k] = a
                 k += 1
     return k
 
