@@ -79,6 +79,7 @@ def test_eats_ruleset_is_soe_plus_overlay_and_every_key_is_cited():
     assert (soe["orders.base_orders_per_front"], soe["orders.mandatory_recon"], soe["orders.free_recon_per_front"]) \
         == (2, 1, 0)
     assert eats["reinforcement.max_saved_cubes_per_front"] == 10 and eats["victory.immediate_vp"] == 15
+    assert eats["combat.choose_after_draw"] is True and soe["combat.choose_after_draw"] is False  # EatS IX.3
 
 
 def test_unknown_ruleset_is_a_clear_error_with_a_suggestion(capsys):
