@@ -723,6 +723,22 @@ def test_eats_ix_3_describe_and_score_the_drawn_card():
     assert text[0].startswith("keep the drawn card 12") and "from hand" in text[1]
 
 
+def test_eats_ix_3_narration_says_the_choice_followed_the_draw():
+    """Playtest narration of an EatS game (V13): the exact odds are labelled as taking the recorded
+    choices as fixed before the draw, and a hand card is said to leave its drawn card unused."""
+    from soe_sim.playtest.narrate import narrate
+    from soe_sim.playtest.story import build_story
+
+    s = _setup("kiev-offensive", "eats")
+    g = play_game(s, (4, 0), "balanced", "balanced", ruleset="eats", log_detail=True, log_capacity=200_000)
+    text = narrate(build_story(g, s))
+    assert "under EatS IX.3 each side chose after seeing its drawn card" in text
+    assert "(its drawn card unused)" in text or "drawn and kept" in text
+    soe = _setup("kiev-offensive", "soe")
+    text = narrate(build_story(play_game(soe, (4, 0), log_detail=True, log_capacity=200_000), soe))
+    assert "Exact odds before the draw" in text and "EatS IX.3" not in text
+
+
 # --- the loop under the variant -------------------------------------------------------------------------
 
 
