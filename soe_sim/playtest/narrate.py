@@ -349,7 +349,8 @@ def _battle_details(story: Story, bt: BattleStory) -> list[str]:
         if _after_draw(story):  # EatS IX.3 item 2 (V13): the choices were made after the draws
             base += (" — each side's recorded choice taken as fixed before the draw; under EatS IX.3 each side "
                      "chose after seeing its drawn card")
-        lines.append(base + (f" (blind draws from: {'; '.join(draws)})." if draws else " (no blind draw)."))
+        none = " (both cards from the hand)." if _after_draw(story) else " (no blind draw)."
+        lines.append(base + (f" (blind draws from: {'; '.join(draws)})." if draws else none))
         if bt.consistent is False:
             lines.append("Note: the recorded battle row with these cards gives another winner than the game "
                          "(please report this).")
