@@ -47,6 +47,7 @@ class CombatRules(NamedTuple):
     initiative_gain_by_loss_difference: bool  # EatS II.4.3 (SoE 6.1: losses inflicted only)
     garrison_first_loss_only_if_defender_loses: bool  # EatS II.4.2 (SoE 3.0: always first)
     rail_moved_strength_zero: bool  # EatS II.4.1 Railway transport (SoE: rail moves after battles)
+    choose_after_draw: bool  # EatS IX.3 item 2: combat card chosen after the draw (SoE 7.41.2: before, R10)
 
 
 def _read_toml(path: Path) -> dict:
@@ -165,6 +166,7 @@ class Rules:
             initiative_gain_by_loss_difference=bool(ini["gain_by_loss_difference"]),
             garrison_first_loss_only_if_defender_loses=bool(c["garrison_first_loss_only_if_defender_loses"]),
             rail_moved_strength_zero=bool(c["rail_moved_strength_zero"]),
+            choose_after_draw=bool(c["choose_after_draw"]),
         )
 
     def __repr__(self) -> str:

@@ -3,7 +3,7 @@
 One test per engine option (kernel level: the option changes exactly what it should, and the SoE
 value keeps the SoE behaviour), the ruleset file itself, the set-up transforms, the entry points
 (``game_setup``, ``play_game``, ``simulate``, ``soe-sim simulate/fuzz --ruleset``, the sweep's
-``ruleset``), and smoke tests that the four EatS scenarios play under the variant. Readings V1…V12:
+``ruleset``), and smoke tests that the four EatS scenarios play under the variant. Readings V1…V13:
 docs/rules.md "EatS variant". The SoE goldens (tests/golden) are checked by test_engine_game.py.
 """
 from __future__ import annotations
@@ -79,6 +79,7 @@ def test_eats_ruleset_is_soe_plus_overlay_and_every_key_is_cited():
     assert (soe["orders.base_orders_per_front"], soe["orders.mandatory_recon"], soe["orders.free_recon_per_front"]) \
         == (2, 1, 0)
     assert eats["reinforcement.max_saved_cubes_per_front"] == 10 and eats["victory.immediate_vp"] == 15
+    assert eats["combat.choose_after_draw"] is True and soe["combat.choose_after_draw"] is False  # EatS IX.3
 
 
 def test_unknown_ruleset_is_a_clear_error_with_a_suggestion(capsys):
@@ -569,6 +570,173 @@ def test_eats_ii_3_internment():
     st2 = soe.state0.copy()
     st2.block_area[big] = lyck
     assert nb.intern_nb(st2, soe.cfg, 5, log.records, log.ctr, *snaps) == 0 and st2.block_area[big] == lyck
+
+
+# --- EatS IX.3 item 2: the combat card chosen after the draw (V13) ------------------------------------
+
+
+def _card_scene(ruleset, att_hand, att_top, def_hand, def_top):
+    """Kiev Offensive cards with a known hand and draw-pile top for each side: side 0 (the attacker)
+    holds ``att_hand`` and draws ``att_top`` first; side 1 likewise. Returns (setup, state, cs)."""
+    from soe_sim.engine.cards import nb as cnb
+
+    s = _setup("kiev-offensive", ruleset)
+    cs = s.cards0.copy()
+    for side, hand, top in ((0, att_hand, att_top), (1, def_hand, def_top)):
+        rest = [c + 1 for c in range(cs.location.shape[1])
+                if cs.location[side, c] != cnb.REMOVED and c + 1 != top and c + 1 not in hand]
+        for c in range(cs.location.shape[1]):
+            if cs.location[side, c] != cnb.REMOVED:
+                cs.location[side, c] = cnb.HAND if c + 1 in hand else cnb.DRAW_PILE
+            cs.use[side, c] = cnb.USE_NONE
+        pile = [top] + rest
+        cs.pile[side, :len(pile)] = pile
+        cs.pile_top[side] = 0
+        cs.pile_len[side] = len(pile)
+    return s, s.state0.copy(), cs
+
+
+def _pick_cards(cs, side, want_high_hand):
+    """(hand card, top card) of ``side``: non-battle cards, the hand card the highest modifier and the
+    top the lowest (``want_high_hand``), or the reverse."""
+    from soe_sim.engine.cards import nb as cnb
+    from soe_sim.data.enums import EVENT_KIND
+
+    ok = [c + 1 for c in range(cs.location.shape[1])
+          if cs.location[side, c] != cnb.REMOVED and cs.event_kind[side, c] != EVENT_KIND.BATTLE]
+    by = sorted(ok, key=lambda c: (int(cs.combat_modifier[side, c - 1]), c))
+    lo, hi = by[0], by[-1]
+    assert cs.combat_modifier[side, hi - 1] > cs.combat_modifier[side, lo - 1]
+    return (hi, lo) if want_high_hand else (lo, hi)
+
+
+def _combat_cards(s, state, cs, policy_ids, seed=3, after_draw=True):
+    """Run the battle-card and combat-card decisions of a battle (attacker 0, defender 1, area 0) and
+    return (att_mod, def_mod, COMBAT_CARD events as (side, use, card, mod), rng_chance after)."""
+    ids = np.array([pnb.POLICY_IDS[p] for p in policy_ids], np.int64)
+    pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+    log = new_event_log(256)
+    rng_chance = np.array([seed + 100], np.uint64)
+    rng_policy = np.array([seed + 1, seed + 2], np.uint64)
+    att_eff = np.zeros(nb.bnb.N_EFFECT, np.int64)
+    def_eff = np.zeros(nb.bnb.N_EFFECT, np.int64)
+    m = s.game_map.arrays
+    if after_draw:
+        am, dm = nb._battle_cards_after_draw_nb(state, cs, s.orders0.copy(), m, s.kr, 0, 1, 0, pol, rng_policy,
+                                                rng_chance, log.records, log.ctr, s.cfg, att_eff, def_eff)
+    else:
+        am = nb._battle_cards_nb(state, cs, s.orders0.copy(), m, s.kr, 0, 0, True, pol, rng_policy, rng_chance,
+                                 log.records, log.ctr, s.cfg, att_eff)
+        dm = nb._battle_cards_nb(state, cs, s.orders0.copy(), m, s.kr, 1, 0, False, pol, rng_policy, rng_chance,
+                                 log.records, log.ctr, s.cfg, def_eff)
+    ev = [(int(e["side"]), int(e["block"]), int(e["value"]), int(e["value2"])) for e in log.used()
+          if e["kind"] == EVENT.COMBAT_CARD]
+    return int(am), int(dm), ev, int(rng_chance[0])
+
+
+def test_eats_ix_3_combat_card_after_the_draw():
+    """EatS IX.3 item 2 "each player draws one card from the deck. After looking at it, a player can
+    instead use a card from his hand ... The attacker declares which card he wants to use first"
+    (combat.choose_after_draw, V13). The attacker draws his lowest card and holds his highest: he
+    plays the hand card (+1), his drawn card stays unused and is discarded with the battle's cards.
+    The defender draws his highest card and holds his lowest: he keeps the drawn card. Both always
+    draw, attacker first, so the chance stream is the same whatever the policies choose."""
+    from soe_sim.engine.cards import nb as cnb
+
+    s0 = _setup("kiev-offensive", "eats")
+    assert s0.cr.choose_after_draw is True and _setup("kiev-offensive", "soe").cr.choose_after_draw is False
+    a_hand, a_top = _pick_cards(s0.cards0, 0, True)
+    d_hand, d_top = _pick_cards(s0.cards0, 1, False)
+    s, state, cs = _card_scene("eats", [a_hand], a_top, [d_hand], d_top)
+    bonus = s.kr.hand_card_bonus
+    am, dm, ev, rng_after = _combat_cards(s, state, cs, ("balanced", "balanced"))
+    a_mod = int(cs.combat_modifier[0, a_hand - 1]) + bonus
+    d_mod = int(cs.combat_modifier[1, d_top - 1])
+    # the attacker declares first: a hand card; the defender keeps his draw
+    assert ev == [(0, cnb.USE_COMBAT_HAND, a_hand, a_mod), (1, cnb.USE_COMBAT_BLIND, d_top, d_mod)]
+    assert (am, dm) == (a_mod, d_mod)
+    assert cs.pile_top.tolist() == [1, 1]  # both drew
+    assert cs.location[0, a_top - 1] == cnb.IN_PLAY and cs.location[0, a_hand - 1] == cnb.IN_PLAY
+    assert cs.location[1, d_top - 1] == cnb.IN_PLAY and cs.location[1, d_hand - 1] == cnb.HAND
+    for side in (0, 1):
+        cnb.end_battle_nb(cs, side)
+    assert cs.location[0, a_top - 1] == cnb.DISCARD and cs.location[0, a_hand - 1] == cnb.DISCARD
+    assert cs.location[1, d_top - 1] == cnb.DISCARD
+    counts = np.zeros(cnb.N_LOCATIONS, np.int64)
+    for side in (0, 1):
+        assert cnb.card_counts_nb(cs, side, counts) and counts.sum() == cs.location.shape[1]
+    # reversed hands: the attacker keeps a high draw, the defender switches from a low one
+    s, state, cs = _card_scene("eats", [a_top], a_hand, [d_top], d_hand)
+    am, dm, ev, rng_after2 = _combat_cards(s, state, cs, ("balanced", "balanced"))
+    assert ev == [(0, cnb.USE_COMBAT_BLIND, a_hand, int(cs.combat_modifier[0, a_hand - 1])),
+                  (1, cnb.USE_COMBAT_HAND, d_top, int(cs.combat_modifier[1, d_top - 1]) + bonus)]
+    assert rng_after2 == rng_after  # the same draws whatever was chosen (common random numbers)
+    # random policies: the same draws again, and the chance stream is consumed identically
+    for seed in range(6):
+        s, state, cs = _card_scene("eats", [a_hand], a_top, [d_hand], d_top)
+        *_x, rng_r = _combat_cards(s, state, cs, ("random", "random"), seed=seed)
+        s, state, cs2 = _card_scene("eats", [a_hand], a_top, [d_hand], d_top)
+        *_x, rng_b = _combat_cards(s, state, cs2, ("balanced", "balanced"), seed=seed)
+        assert rng_r == rng_b and cs.pile_top.tolist() == cs2.pile_top.tolist() == [1, 1]
+
+
+def test_eats_ix_3_soe_chooses_before_the_draw():
+    """SoE 7.41.2 (reading R10, combat.choose_after_draw false): the choice comes first and a side
+    that plays a hand card draws nothing; only a blind draw takes the top card."""
+    from soe_sim.engine.cards import nb as cnb
+
+    s0 = _setup("kiev-offensive", "soe")
+    a_hand, a_top = _pick_cards(s0.cards0, 0, True)
+    d_top = _pick_cards(s0.cards0, 1, True)[1]
+    s, state, cs = _card_scene("soe", [a_hand], a_top, [], d_top)
+    am, dm, ev, _r = _combat_cards(s, state, cs, ("balanced", "balanced"), after_draw=False)
+    assert ev[0] == (0, cnb.USE_COMBAT_HAND, a_hand, int(cs.combat_modifier[0, a_hand - 1]) + s.kr.hand_card_bonus)
+    assert ev[1][:2] == (1, cnb.USE_COMBAT_BLIND)  # an empty hand: the defender draws blind
+    assert cs.pile_top.tolist() == [0, 1]  # the attacker never drew
+    assert cs.location[0, a_top - 1] == cnb.DRAW_PILE
+
+
+def test_eats_ix_3_describe_and_score_the_drawn_card():
+    """The step interface names the kept draw; the scripted score compares a hand card with the
+    drawn card (not the expected blind draw) after the draw, with hand_margin."""
+    import pandas as pd
+
+    from soe_sim.engine.game import Decision
+    from soe_sim.engine.game.step import describe_options
+
+    cols = pnb.FEATURES[pnb.DECISION.COMBAT_CARD]
+    assert cols[10:13] == ("after_draw", "drawn_card", "drawn")
+    feat = np.zeros((2, pnb.N_FEAT))
+    feat[1, 0], feat[1, 1] = 7, 3.0  # a hand card worth 2 + 1
+    feat[:, 2] = 0.0  # expected blind draw
+    pnb.fill_drawn_card_features_nb(np.int64(12), np.int64(3), 2, feat)
+    assert feat[0, 1] == 3.0 and (feat[:, 10] == 1).all() and (feat[:, 12] == 3).all()
+    p = pnb.DEFAULT_PARAMS[pnb.POLICY_IDS["balanced"]]
+    scores = np.zeros(2)
+    pnb.score_options_nb(p, pnb.DECISION.COMBAT_CARD, feat, 2, scores)
+    assert scores[1] <= scores[0]  # a drawn +3 is kept against a hand +2 (+1)
+    feat[:, 11:13] = (12, 1)
+    pnb.score_options_nb(p, pnb.DECISION.COMBAT_CARD, feat, 2, scores)
+    assert scores[1] > scores[0]  # a drawn +1 is given up for it
+    df = pd.DataFrame(feat[:, :len(cols)], columns=list(cols))
+    text = describe_options(Decision.COMBAT_CARD, df, _setup("kiev-offensive", "eats"), 0)
+    assert text[0].startswith("keep the drawn card 12") and "from hand" in text[1]
+
+
+def test_eats_ix_3_narration_says_the_choice_followed_the_draw():
+    """Playtest narration of an EatS game (V13): the exact odds are labelled as taking the recorded
+    choices as fixed before the draw, and a hand card is said to leave its drawn card unused."""
+    from soe_sim.playtest.narrate import narrate
+    from soe_sim.playtest.story import build_story
+
+    s = _setup("kiev-offensive", "eats")
+    g = play_game(s, (4, 0), "balanced", "balanced", ruleset="eats", log_detail=True, log_capacity=200_000)
+    text = narrate(build_story(g, s))
+    assert "under EatS IX.3 each side chose after seeing its drawn card" in text
+    assert "(its drawn card unused)" in text or "drawn and kept" in text
+    soe = _setup("kiev-offensive", "soe")
+    text = narrate(build_story(play_game(soe, (4, 0), log_detail=True, log_capacity=200_000), soe))
+    assert "Exact odds before the draw" in text and "EatS IX.3" not in text
 
 
 # --- the loop under the variant -------------------------------------------------------------------------

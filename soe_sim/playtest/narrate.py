@@ -258,11 +258,21 @@ def _force(story: Story, blocks: list) -> str:
     return f"{k} block{'s' if k != 1 else ''}, {sp} SP" + (f" ({listing})" if listing else "")
 
 
+def _after_draw(story: Story) -> bool:
+    """EatS IX.3 item 2 (docs/rules.md V13): each side chose its combat card after seeing its draw."""
+    cr = getattr(getattr(story, "setup", None), "cr", None)
+    return bool(getattr(cr, "choose_after_draw", False))
+
+
 def _combat_card(story: Story, side: int, card: tuple | None) -> str:
     if card is None:
         return f"{_side(side)}: no combat card"
     use, c, mod = card
-    how = "from the hand" if use == USE_COMBAT_HAND else ("drawn blind" if use == USE_COMBAT_BLIND else "")
+    if _after_draw(story):  # EatS IX.3 item 2: every side drew; a hand card leaves its draw unused (V13)
+        how = ("from the hand (its drawn card unused)" if use == USE_COMBAT_HAND
+               else ("drawn and kept" if use == USE_COMBAT_BLIND else ""))
+    else:
+        how = "from the hand" if use == USE_COMBAT_HAND else ("drawn blind" if use == USE_COMBAT_BLIND else "")
     return f"{_side(side)} {story.names.card(side, c)} {how} ({mod:+d})"
 
 
@@ -336,7 +346,11 @@ def _battle_details(story: Story, bt: BattleStory) -> list[str]:
                 f"Exact odds before the draw: {_side(bt.attacker)} win {_pct(bt.p_attacker_win)}, great victory "
                 f"{_pct(bt.p_great_victory)}, expected losses {bt.expected_attacker_losses:.2f} / "
                 f"{bt.expected_defender_losses:.2f} SP")
-        lines.append(base + (f" (blind draws from: {'; '.join(draws)})." if draws else " (no blind draw)."))
+        if _after_draw(story):  # EatS IX.3 item 2 (V13): the choices were made after the draws
+            base += (" — each side's recorded choice taken as fixed before the draw; under EatS IX.3 each side "
+                     "chose after seeing its drawn card")
+        none = " (both cards from the hand)." if _after_draw(story) else " (no blind draw)."
+        lines.append(base + (f" (blind draws from: {'; '.join(draws)})." if draws else none))
         if bt.consistent is False:
             lines.append("Note: the recorded battle row with these cards gives another winner than the game "
                          "(please report this).")

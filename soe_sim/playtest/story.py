@@ -15,6 +15,9 @@ fortification, Defend, garrison, flank attacks, battle cards, initiative) and ea
 as chosen: a card played from the hand counts its value (+ the hand bonus, SoE 7.41.2); a blind draw
 is uniform over the draw pile at that moment (the discard pile when the draw pile is empty and is
 reshuffled, SoE 7.1). Computed with :func:`soe_sim.battle.nb.exact_nb`, the kernel of ``soe-sim odds``.
+Under ``combat.choose_after_draw`` (EatS IX.3 item 2, docs/rules.md V13) each side chose after seeing
+its drawn card; the odds still take the recorded choices as fixed before the draw, and the narration
+says so.
 """
 from __future__ import annotations
 

@@ -1368,12 +1368,12 @@ def log_position_nb(state, log, ctr):
 
 
 @njit(cache=True)
-def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance, log, ctr, cfg,
-                     effect):
-    """SoE 7.41.1–2 for one side: optionally a battle card, then a combat card (blind or from the
-    hand, + hand bonus). Returns the combat modifier."""
+def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, log, ctr, cfg, effect,
+                           opts):
+    """SoE 7.41.1, EatS IX.3 item 1 for one side: optionally play a battle card from the hand
+    (decision BATTLE_CARD, row 0 = none). ``effect`` receives its effect vector (zeros for none);
+    ``opts`` is a scratch buffer of ``n_cards + 1`` entries."""
     n_cards = cs.location.shape[1]
-    opts = np.empty(n_cards + 1, dtype=np.int64)
     opts[0] = NO_CARD
     k = 1
     for c in range(n_cards):
@@ -1388,6 +1388,23 @@ def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, r
     if opts[j] != NO_CARD:
         play_battle_card_nb(cs, side, opts[j], effect)
         log_event_nb(log, ctr, state, EVENT.BATTLE_CARD, side, area, -1, -1, opts[j], 0)
+
+
+@njit(cache=True)
+def _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance, log,
+                           ctr, cfg, opts, after_draw, drawn, drawn_mod):
+    """The combat card of one side (decision COMBAT_CARD; row 0 = the card from the deck, rows 1… =
+    the cards in hand, + ``kr.hand_card_bonus``); logs ``COMBAT_CARD`` and returns the modifier.
+
+    ``after_draw`` False — SoE 7.41.2 (reading R10): the choice comes first and only a side that
+    chose row 0 draws its card blind from ``rng_chance``. ``after_draw`` True — EatS IX.3 item 2
+    (reading V13): the side has already drawn ``drawn`` (modifier ``drawn_mod``; :data:`NO_CARD`
+    when its piles are empty) and its policy sees it (features ``after_draw``, ``drawn_card``,
+    ``drawn``); a drawn card not kept stays in play, unused, and is discarded with the battle's cards
+    (:func:`~soe_sim.engine.cards.nb.end_battle_nb`).
+    """
+    n_cards = cs.location.shape[1]
+    opts[0] = NO_CARD
     k = 1
     for c in range(n_cards):
         if cs.location[side, c] == HAND:
@@ -1396,15 +1413,58 @@ def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, r
     feat = feat_buffer_nb(policies, side, k)
     if feat.shape[0] > 0:
         pnb.fill_battle_features_nb(state, cs, orders, m, policies, side, area, attacker, opts, k, True, feat)
+        if after_draw:
+            pnb.fill_drawn_card_features_nb(drawn, drawn_mod, k, feat)
     j = decide_nb(policies, side, DECISION.COMBAT_CARD, k, feat, rng_policy, ctr, cfg)
     if opts[j] == NO_CARD:
-        card, mod = draw_combat_card_nb(cs, side, rng_chance)
+        if after_draw:  # EatS IX.3 item 2: keep the card drawn from the deck
+            card, mod = drawn, drawn_mod
+        else:  # SoE 7.41.2: drawn blind now
+            card, mod = draw_combat_card_nb(cs, side, rng_chance)
         log_event_nb(log, ctr, state, EVENT.COMBAT_CARD, side, area, -1, USE_COMBAT_BLIND, card, mod)
     else:
         card = opts[j]
         mod = play_combat_card_from_hand_nb(cs, side, card, kr)
         log_event_nb(log, ctr, state, EVENT.COMBAT_CARD, side, area, -1, USE_COMBAT_HAND, card, mod)
     return mod
+
+
+@njit(cache=True)
+def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance, log, ctr, cfg,
+                     effect):
+    """SoE 7.41.1–2 for one side: optionally a battle card, then a combat card (blind or from the
+    hand, + hand bonus), chosen before the draw (reading R10). Returns the combat modifier."""
+    opts = np.empty(cs.location.shape[1] + 1, dtype=np.int64)
+    _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, log, ctr, cfg, effect,
+                           opts)
+    return _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance,
+                                  log, ctr, cfg, opts, False, np.int64(NO_CARD), np.int64(0))
+
+
+@njit(cache=True)
+def _battle_cards_after_draw_nb(state, cs, orders, m, kr, attacker, defender, area, policies, rng_policy,
+                                rng_chance, log, ctr, cfg, att_eff, def_eff):
+    """EatS IX.3 items 1–2 (reading V13): the battle cards, attacker first; then each side draws its
+    card from its own deck (attacker, then defender: the chance stream is consumed the same way
+    whatever the choices); then the attacker, knowing his drawn card, keeps it or plays a hand card
+    (+ hand bonus), then the defender, knowing his and the attacker's declaration. Returns
+    ``(att_mod, def_mod)``."""
+    opts = np.empty(cs.location.shape[1] + 1, dtype=np.int64)
+    if cfg.log_detail:
+        log_deck_nb(state, cs, attacker, area, log, ctr)
+    _battle_card_choice_nb(state, cs, orders, m, attacker, area, True, policies, rng_policy, log, ctr, cfg, att_eff,
+                           opts)
+    if cfg.log_detail:
+        log_deck_nb(state, cs, defender, area, log, ctr)
+    _battle_card_choice_nb(state, cs, orders, m, defender, area, False, policies, rng_policy, log, ctr, cfg,
+                           def_eff, opts)
+    a_card, a_mod = draw_combat_card_nb(cs, attacker, rng_chance)
+    d_card, d_mod = draw_combat_card_nb(cs, defender, rng_chance)
+    att_mod = _combat_card_choice_nb(state, cs, orders, m, kr, attacker, area, True, policies, rng_policy,
+                                     rng_chance, log, ctr, cfg, opts, True, np.int64(a_card), np.int64(a_mod))
+    def_mod = _combat_card_choice_nb(state, cs, orders, m, kr, defender, area, False, policies, rng_policy,
+                                     rng_chance, log, ctr, cfg, opts, True, np.int64(d_card), np.int64(d_mod))
+    return att_mod, def_mod
 
 
 @njit(cache=True)
@@ -1488,14 +1548,19 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         if defend:
             log_event_nb(log, ctr, state, EVENT.DEFEND, defender, area, -1, -1, 0, 0)
         withdraw = wd_mode[area]
-        if cfg.log_detail:
-            log_deck_nb(state, cs, attacker, area, log, ctr)
-        att_mod = _battle_cards_nb(state, cs, orders, m, kr, attacker, area, True, policies, rng_policy, rng_chance,
-                                   log, ctr, cfg, att_eff)
-        if cfg.log_detail:
-            log_deck_nb(state, cs, defender, area, log, ctr)
-        def_mod = _battle_cards_nb(state, cs, orders, m, kr, defender, area, False, policies, rng_policy, rng_chance,
-                                   log, ctr, cfg, def_eff)
+        if cr.choose_after_draw:  # EatS IX.3 items 1-2: both draw, then choose (V13)
+            att_mod, def_mod = _battle_cards_after_draw_nb(state, cs, orders, m, kr, attacker, defender, area,
+                                                           policies, rng_policy, rng_chance, log, ctr, cfg, att_eff,
+                                                           def_eff)
+        else:  # SoE 7.41.1-2: each side's cards in turn, the choice before the draw (R10)
+            if cfg.log_detail:
+                log_deck_nb(state, cs, attacker, area, log, ctr)
+            att_mod = _battle_cards_nb(state, cs, orders, m, kr, attacker, area, True, policies, rng_policy,
+                                       rng_chance, log, ctr, cfg, att_eff)
+            if cfg.log_detail:
+                log_deck_nb(state, cs, defender, area, log, ctr)
+            def_mod = _battle_cards_nb(state, cs, orders, m, kr, defender, area, False, policies, rng_policy,
+                                       rng_chance, log, ctr, cfg, def_eff)
         if cr.rail_moved_strength_zero:
             # EatS II.4.1: blocks moved by rail this phase fight at 0 (V5): their full-strength SP,
             # already in the base combat value, come off the card modifier (the floor at 0 of the

@@ -117,7 +117,7 @@ PARAM_DOCS = {
     "recon_weight": "score per unseen enemy block in a Recon area",
     "keep_cards": "number of best combat cards kept in hand (not played for orders or cubes)",
     "hand_margin": "play a combat card from hand when its value (+ hand bonus) beats the expected blind draw "
-                   "by at least this",
+                   "(after the draw, EatS IX.3 combat.choose_after_draw: the drawn card's value) by at least this",
     "orders_weight": "value of one order printed on a card (card play, discards)",
     "cubes_weight": "value of one reinforcement cube printed on a card (card play, discards)",
     "battle_card": "score of playing a battle card (> 0: play it, <= 0: keep it)",
@@ -195,7 +195,7 @@ FEATURES = {
     DECISION.BATTLE_CARD: ("card", "attacker", "own_sp", "enemy_sp", "area_vp", "combat_value", "enemy_extra_loss",
                            "own_loss_reduction"),
     DECISION.COMBAT_CARD: ("card", "value", "expected_blind", "orders", "cubes", "attacker", "own_sp", "enemy_sp",
-                           "area_vp", "hand_size"),
+                           "area_vp", "hand_size", "after_draw", "drawn_card", "drawn"),
     DECISION.REORGANIZE: ("block", "sp", "max_sp", "deficit"),
     DECISION.GARRISON: ("place", "area", "area_vp"),
     DECISION.COMBINE: ("pass", "absorber", "absorbed", "absorber_sp", "absorbed_sp", "area", "gain"),
@@ -946,6 +946,18 @@ def fill_battle_features_nb(state, cs, orders, m, pol, side, area, attacker, car
 
 
 @njit(cache=True)
+def fill_drawn_card_features_nb(drawn, drawn_mod, n, feat):
+    """EatS IX.3 item 2 (reading V13): COMBAT_CARD after the draw. Every row gets ``after_draw`` = 1,
+    ``drawn_card`` (the card drawn from the deck, 0 when the piles are empty) and ``drawn`` (its
+    modifier); row 0 — keep the drawn card — is worth ``value`` = ``drawn``."""
+    for i in range(n):
+        feat[i, 10] = 1.0
+        feat[i, 11] = drawn
+        feat[i, 12] = drawn_mod
+    feat[0, 1] = drawn_mod
+
+
+@njit(cache=True)
 def fill_reorganize_features_nb(state, rows, n, feat):
     for i in range(n):
         b = rows[i]
@@ -1433,8 +1445,10 @@ def score_options_nb(p, kind, feat, n, out):
             if f[0] > 0:
                 s = p[P_BATTLE_CARD] * (1.0 + 0.1 * (f[2] + f[3]) + f[4])
         elif kind == DECISION.COMBAT_CARD:
-            if f[0] > 0:
-                s = f[1] - f[2] - p[P_HAND_MARGIN] - 0.01 * (p[P_ORDERS_WEIGHT] * f[3] + p[P_CUBES_WEIGHT] * f[4])
+            if f[0] > 0:  # a hand card against the blind draw's expectation (SoE 7.41.2), or against the
+                # card already drawn (EatS IX.3 item 2, after_draw)
+                alt = f[12] if f[10] > 0 else f[2]
+                s = f[1] - alt - p[P_HAND_MARGIN] - 0.01 * (p[P_ORDERS_WEIGHT] * f[3] + p[P_CUBES_WEIGHT] * f[4])
         elif kind == DECISION.REORGANIZE:
             s = f[3]
         elif kind == DECISION.GARRISON:

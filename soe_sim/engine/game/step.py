@@ -260,8 +260,14 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
             s = "no battle card" if c <= 0 else f"play battle {card(c)}"
         elif d == Decision.COMBAT_CARD:
             c = int(g("card"))
-            s = (f"blind draw (expected {float(g('expected_blind')):+.2f})" if c <= 0
-                 else f"play {card(c)} from hand (value {float(g('value')):+.0f})")
+            if c > 0:
+                s = f"play {card(c)} from hand (value {float(g('value')):+.0f})"
+            elif float(g("after_draw")) > 0:  # EatS IX.3 item 2: the card is already drawn
+                dc = int(g("drawn_card"))
+                s = (f"keep the drawn {card(dc)} (value {float(g('drawn')):+.0f})" if dc > 0
+                     else "keep the draw (piles empty, value +0)")
+            else:
+                s = f"blind draw (expected {float(g('expected_blind')):+.2f})"
         elif d == Decision.REORGANIZE:
             s = f"reorganize {_ids(blocks, g('block'))} ({int(g('sp'))}/{int(g('max_sp'))} SP)"
         elif d == Decision.GARRISON:
