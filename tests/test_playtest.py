@@ -303,6 +303,7 @@ def test_cli_find(tmp_path, capsys):
     (["--scenario", "tutorial", "--seed", "1", "--soviet-param", "attack_treshold=0.5"], "attack_threshold"),
     (["--scenario", "tutorial", "--seed", "1", "--find", "soviet wins and warsaw explodes"], "explodes"),
     (["--scenario", "tutorial", "--seed", "1", "--find", "polish wins", "--game", "2"], "--game"),
+    (["--scenario", "tutorial", "--seed", "1", "--ruleset", "eatz"], "eats"),
 ])
 def test_cli_errors_exit_2_and_write_nothing(tmp_path, capsys, args, needle):
     from soe_sim.cli import main
@@ -315,6 +316,27 @@ def test_cli_errors_exit_2_and_write_nothing(tmp_path, capsys, args, needle):
     assert "Traceback" not in err
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_ruleset_eats_narrates_the_eats_game(tmp_path, capsys):
+    """EatS (seed 002) games can be watched too: the narrated game is ``play_game`` under the
+    ``eats`` ruleset, the header names it and the replay command carries ``--ruleset eats``."""
+    from soe_sim.cli import main
+    from soe_sim.engine.game import game_setup
+
+    out = tmp_path / "eats"
+    code = main(["playtest", "--scenario", SCENARIO, "--seed", str(SEED), "--out", str(out), "--ruleset", "eats",
+                 "--no-snapshots", "--no-gif", "--quiet"])
+    assert code == 0
+    text = (out / "game.md").read_text(encoding="utf-8")
+    assert "Ruleset: `eats`" in text and "--ruleset eats" in text
+    eats = play_game(game_setup(SCENARIO, "eats"), (SEED, 0), "random", "random")
+    soe = play_game(game_setup(SCENARIO), (SEED, 0), "random", "random")
+    events = pd.read_csv(out / "events.csv")
+    assert (events["kind"] == "battle").sum() == (eats.events["kind"] == "battle").sum()
+    assert "Ruleset: `soe`" in playtest(SCENARIO, SEED).text
+    # the two rulesets play different games from the same seed (else this test could not fail)
+    assert not eats.events[["kind", "round", "phase"]].equals(soe.events[["kind", "round", "phase"]])
 
 
 def test_cli_no_match_exits_1(tmp_path, capsys):

@@ -95,8 +95,10 @@ def battles_frame(story: Story) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _replay_command(scenario_id: str, seed: int, game: int, pols: list) -> str:
+def _replay_command(scenario_id: str, seed: int, game: int, pols: list, ruleset: str = "soe") -> str:
     cmd = f"soe-sim playtest --scenario {scenario_id} --seed {seed} --game {game}"
+    if ruleset != "soe":
+        cmd += f" --ruleset {ruleset}"
     for flag, p in zip(("--polish", "--soviet"), pols):
         cmd += f" {flag} {p.name}"
         for k, v in sorted(dict(p.params or {}).items()):
@@ -107,7 +109,7 @@ def _replay_command(scenario_id: str, seed: int, game: int, pols: list) -> str:
 def playtest(scenario, seed: int, *, game: int | None = None, polish="random", soviet="random", out_dir=None,
              find: str | Condition | None = None, search_games: int = 500, snapshots: bool = True,
              gif: bool = True, dpi: int = 80, gif_dpi: int = 60, fps: float = 1.0, threads: int | None = None,
-             echo=None, progress: bool = False) -> Playtest:
+             echo=None, progress: bool = False, ruleset=None) -> Playtest:
     """Play, narrate and (with ``out_dir``) write one game (module docstring).
 
     Parameters
@@ -132,12 +134,16 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
         Receives progress messages (the CLI prints them on stderr).
     progress : bool
         Progress bar of the batch search.
+    ruleset : str, path or soe_sim.rules.Rules, optional
+        ``"soe"`` (default, or a GameSetup's own), ``"eats"`` (The Eagle and the Star, docs/rules.md
+        "EatS variant") or a rules TOML path; the search of ``find`` plays under it too.
     """
     from soe_sim.sim import _check_seed, _setup_of, resolve_policy
 
     say = echo or (lambda _msg: None)
     # --- validate everything before any work or any file ---------------------------------------------
-    setup, sid = _setup_of(scenario)
+    setup, sid = _setup_of(scenario, ruleset)
+    rules_id = str(setup.rules["meta.id"])
     pols = [resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet")]
     seed = _check_seed(seed)
     if game is not None and (isinstance(game, bool) or int(game) < 0):
@@ -173,8 +179,9 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
     header = [f"Scenario: `{sid}` — {setup.scenario.name} ({setup.scenario.start} to {setup.scenario.end})",
               f"Seed {seed}, game {game}: `play_game('{sid}', seed=({seed}, {game}), ...)`, row {game} of "
               f"`soe-sim simulate --scenario {sid} --seed {seed}`",
+              f"Ruleset: `{rules_id}`",
               f"Policies: Polish {_policy_label(pols[0])}, Soviet {_policy_label(pols[1])}",
-              f"Replay: `{_replay_command(sid, seed, game, pols)}`"]
+              f"Replay: `{_replay_command(sid, seed, game, pols, rules_id)}`"]
     if search is not None:
         header.append(f"Found by `--find \"{search.condition.text}\"`: first of {search.matches} matching games "
                       f"among {len(search.games)}")

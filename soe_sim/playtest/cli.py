@@ -36,9 +36,11 @@ __all__ = ["register", "playtest_command"]
 @click.option("--fps", default=1.0, show_default=True, type=click.FloatRange(0.1, 30), help="GIF frames per second.")
 @click.option("--threads", default=None, type=click.IntRange(min=1),
               help="Threads of the --find batch [default: every CPU]; results do not depend on it.")
+@click.option("--ruleset", default="soe", show_default=True,
+              help="Ruleset: soe, eats (The Eagle and the Star, docs/rules.md 'EatS variant') or a rules TOML path.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
 def playtest_command(scenario, seed, game, polish, soviet, polish_params, soviet_params, out_dir, find,
-                     search_games, no_snapshots, no_gif, dpi, fps, threads, quiet) -> None:
+                     search_games, no_snapshots, no_gif, dpi, fps, threads, ruleset, quiet) -> None:
     """Play one game and write a narrated report a human can follow.
 
     Per phase: cards played and why, orders placed, moves, Recon results, battles with both combat
@@ -57,7 +59,7 @@ def playtest_command(scenario, seed, game, polish, soviet, polish_params, soviet
     try:
         pt = playtest(scenario, seed, game=game, polish=pol, soviet=sov, out_dir=out_dir, find=find,
                       search_games=search_games, snapshots=not no_snapshots, gif=not no_gif, dpi=dpi, fps=fps,
-                      threads=threads, echo=echo, progress=not quiet)
+                      threads=threads, echo=echo, progress=not quiet, ruleset=ruleset)
     except LookupError as err:
         raise click.ClickException(str(err)) from None  # exit code 1
     res = pt.story.result
