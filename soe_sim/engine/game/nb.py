@@ -842,7 +842,25 @@ def arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr):
 
 @njit(cache=True)
 def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_enemy, scratch_src, scratch_depot):
-    """SoE 4.0: place the scheduled reinforcements due now (reinforce.arrive_reinforcements_nb)."""
+    """SoE 4.0: place the scheduled reinforcements due now (reinforce.arrive_reinforcements_nb).
+    Nothing is due (the test of ``arrive_reinforcements_nb``): nothing to do — the scratch supply
+    arrays are not computed (every reader recomputes them first)."""
+    due = False
+    r0 = state.round[0]
+    p0 = state.phase[0]
+    for b in range(state.block_side.shape[0]):
+        if state.block_status[b] != STATUS.SCHEDULED:
+            continue
+        r = state.block_arrive_round[b]
+        if r < 0 or r > r0 or (r == r0 and state.block_arrive_phase[b] > p0):
+            continue
+        c = state.block_arrive_condition[b]
+        if c >= 0 and (c >= condition_met.shape[0] or not condition_met[c]):
+            continue
+        due = True
+        break
+    if not due:
+        return
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
                       scratch_blocks, scratch_enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
@@ -1134,6 +1152,18 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             log_event_nb(log, ctr, state, EVENT.ORDER_DONE, s, a, -1, -1, t, onb.REMOVED)
 
 
+@njit(cache=True, _nrt=False)
+def group_pending_nb(order_front, order_status, order_type, n_orders, card_fronts, group):
+    """Is an order of execution ``group`` placed on a front ``0 .. card_fronts - 1`` (the test with
+    which :func:`execute_orders_nb` starts each front)? When not, that call does nothing, so the
+    loop skips it (and its reference counting)."""
+    for o in range(n_orders):
+        f = order_front[o]
+        if 0 <= f < card_fronts and order_status[o] == onb.PLACED and _is_group_nb(order_type[o], group):
+            return True
+    return False
+
+
 @njit(cache=True)
 def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, group,
                       mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
@@ -1171,7 +1201,8 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                 if n > 1 and (group == 0 or group == 2):  # G8: which order next
                     feat = feat_buffer_nb(policies, s, n)
                     if feat.shape[0] > 0:
-                        pnb.fill_exec_order_features_nb(state, orders, m, orules, policies, s, pending, n, feat)
+                        pnb.fill_exec_order_features_scratch_nb(state, orders, m, orules, policies, s, pending, n,
+                                                                feat, mv_block, mv_dest, mv_via, mv_detach, mscr)
                     o = pending[decide_nb(policies, s, DECISION.EXEC_ORDER, n, feat, rng_policy, ctr, cfg)]
                     log_event_nb(log, ctr, state, EVENT.ORDER_CHOSEN, s, orders.order_area[o], -1, -1,
                                  orders.order_type[o], o)
@@ -1205,10 +1236,28 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
 # SoE 9.0: the leaders' unique orders (leaders module; readings L1…)
 
 
+@njit(cache=True, _nrt=False)
+def leader_window_open_nb(block_status, block_side, block_area, front, leaders, used, window):
+    """Could a leader of either side give an order at ``window`` (the test of
+    ``leaders.nb.ready_leaders_nb`` for both sides)? When not, :func:`leader_window_nb` would only
+    see both sides pass without a decision or an event (``legal_leader_orders_nb`` returns no row
+    without a ready leader), so the loop skips the call (and its reference counting). No leader table
+    rows (leaders off): False, as ``lnb.any_leader_nb``."""
+    for b in range(min(block_status.shape[0], leaders.shape[0])):
+        ab = leaders[b, lnb.LT_ABILITY]
+        if ab != lnb.NO_ABILITY and not used[b] and block_status[b] == STATUS.ON_MAP:
+            a = block_area[b]
+            if a >= 0 and lnb._window_ok_nb(ab, window):
+                f = leaders[b, lnb.LT_FRONT]
+                if f == lnb.ANY_FRONT or front[a] == f:
+                    return True
+    return False
+
+
 @njit(cache=True)
 def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, window,
                      mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
-                     snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
+                     snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr, ofc):
     """SoE 9.0 (readings L1–L3): at ``window`` (``leaders.nb.LW_*``) the sides take turns, the side
     without the northern initiative first (as in card play, 7.1), each giving one leader order or
     passing (decision ``LEADER``: option 0 = pass, options 1..k = the rows of
@@ -1229,8 +1278,8 @@ def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_ch
         if n > 0:
             feat = feat_buffer_nb(policies, s, n + 1)
             if feat.shape[0] > 0:
-                pnb.fill_leader_features_nb(state, orders, m, policies, cfg.leaders, s, lw.r_leader, lw.r_type,
-                                            lw.r_area, lw.r_block, n + 1, feat)
+                pnb.fill_leader_features_cached_nb(state, orders, m, policies, cfg.leaders, s, lw.r_leader,
+                                                   lw.r_type, lw.r_area, lw.r_block, n + 1, feat, ofc)
             j = decide_nb(policies, s, DECISION.LEADER, n + 1, feat, rng_policy, ctr, cfg)
         if j == 0:
             passes += 1
@@ -2466,30 +2515,44 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                 # SoE 7.3: forced marches, Recon, moves, Withdraw (EatS VII: Quick Move, Move, Recon,
                 # Reorganization, Railway transport, then Withdraw at the battle; V2)
                 group = orules.execute_before_battles[gi]
-                if group == 0 or group == 2:  # SoE 9.0 leader windows (L2; EatS has no leaders, II.2)
+                lwin = lnb.LW_BEFORE_FORCED if group == 0 else lnb.LW_BEFORE_MOVES
+                if (group == 0 or group == 2) and leader_window_open_nb(
+                        state.block_status, state.block_side, state.block_area, m.front, cfg.leaders, lw.used, lwin):
+                    # SoE 9.0 leader windows (L2; EatS has no leaders, II.2)
                     leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log,
-                                     ctr, lnb.LW_BEFORE_FORCED if group == 0 else lnb.LW_BEFORE_MOVES, mv_block,
+                                     ctr, lwin, mv_block,
                                      mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area,
-                                     snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr)
-                execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
-                                  group, mv_block, mv_dest, mv_via, mv_detach, info,
-                                  wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
-                                  destroyed_ever, reorg_rows, mscr, fscr)
-            leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
-                             lnb.LW_BEFORE_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
-                             snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows,
-                             mscr, fscr)
+                                     snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr,
+                                     ofc)
+                if group_pending_nb(orders.order_front, orders.order_status, orders.order_type, orders.n_orders[0],
+                                    cfg.card_fronts, group):
+                    execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log,
+                                      ctr, group, mv_block, mv_dest, mv_via, mv_detach, info,
+                                      wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
+                                      destroyed_ever, reorg_rows, mscr, fscr)
+            if leader_window_open_nb(state.block_status, state.block_side, state.block_area, m.front, cfg.leaders,
+                                     lw.used, lnb.LW_BEFORE_BATTLES):
+                leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
+                                 lnb.LW_BEFORE_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
+                                 snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows,
+                                 mscr, fscr, ofc)
             lnb.full_strength_nb(orders, cfg.leaders, lw.order_leader)  # SoE 9.0 Budyonny
             battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                        block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                        destroyed_ever)
-            leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
-                             lnb.LW_AFTER_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
-                             snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows,
-                             mscr, fscr)
+            if leader_window_open_nb(state.block_status, state.block_side, state.block_area, m.front, cfg.leaders,
+                                     lw.used, lnb.LW_AFTER_BATTLES):
+                leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
+                                 lnb.LW_AFTER_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
+                                 snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows,
+                                 mscr, fscr, ofc)
             for gi in range(orules.execute_after_battles.shape[0]):  # SoE 7.5 Reorganize, 7.6 Rail Transport
+                group = orules.execute_after_battles[gi]
+                if not group_pending_nb(orders.order_front, orders.order_status, orders.order_type,
+                                        orders.n_orders[0], cfg.card_fronts, group):
+                    continue
                 execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
-                                  orules.execute_after_battles[gi], mv_block, mv_dest, mv_via, mv_detach, info,
+                                  group, mv_block, mv_dest, mv_via, mv_detach, info,
                                   wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                                   destroyed_ever, reorg_rows, mscr, fscr)
             intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,

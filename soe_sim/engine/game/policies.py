@@ -767,6 +767,40 @@ def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, 
 
 
 @njit(cache=True, _nrt=False)
+def fill_order_features_scratch_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache):
+    """:func:`fill_order_features_nb` (the same values) with ``side``'s arrays of ``cache``
+    (:class:`OrderFeatureCache`) as scratch instead of fresh zeroed arrays: ``known`` is rewritten in
+    full, and the area columns and rows of the ``n`` rows are recomputed (their ``base_done`` /
+    ``done`` flags cleared; :func:`_order_rows_nb` writes every column of a row it computes). For
+    rows asked outside the placement step (leader orders, SoE 9.0): ``cache.valid[side]`` is
+    cleared, so a later placement step starts ``side``'s part afresh."""
+    cache.valid[side] = False
+    known = cache.known[side]
+    base = cache.base[side]
+    base_done = cache.base_done[side]
+    rows = cache.rows[side]
+    done = cache.done[side]
+    na = base.shape[0]
+    _order_known_nb(state, orders, pol, side, known)
+    for i in range(n):
+        a = oarea[i]
+        if a >= 0:
+            base_done[a] = False
+            done[otype[i] * na + a] = False
+    _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done, rows, done)
+    for i in range(n):
+        t = otype[i]
+        a = oarea[i]
+        feat[i, 0] = t
+        feat[i, 1] = a
+        if a < 0:
+            continue
+        r = t * na + a
+        for q in range(N_FEAT):
+            feat[i, q] = rows[r, q]
+
+
+@njit(cache=True, _nrt=False)
 def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, out):
     """The scripted scores (:func:`score_options_nb` of the ORDER rows of
     :func:`fill_order_features_nb`) of ``n`` order rows into ``out``, through ``cache``: each row's
@@ -1248,6 +1282,27 @@ def fill_leader_features_nb(state, orders, m, pol, leaders, side, r_leader, r_ty
     ``countermands`` (the side's unexecuted orders the leader order would take off the area)."""
     otype = np.empty(n, dtype=np.int64)
     oarea = np.empty(n, dtype=np.int64)
+    _leader_order_rows_nb(leaders, r_leader, r_type, r_area, n, otype, oarea)
+    fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat)
+    _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_block, n, feat)
+
+
+@njit(cache=True)
+def fill_leader_features_cached_nb(state, orders, m, pol, leaders, side, r_leader, r_type, r_area, r_block, n, feat,
+                                   cache):
+    """:func:`fill_leader_features_nb` with ``side``'s arrays of the game's
+    :class:`OrderFeatureCache` ``cache`` as scratch instead of fresh ORDER feature arrays
+    (:func:`fill_order_features_scratch_nb`: the same values)."""
+    otype = np.empty(n, dtype=np.int64)
+    oarea = np.empty(n, dtype=np.int64)
+    _leader_order_rows_nb(leaders, r_leader, r_type, r_area, n, otype, oarea)
+    fill_order_features_scratch_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache)
+    _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_block, n, feat)
+
+
+@njit(cache=True, _nrt=False)
+def _leader_order_rows_nb(leaders, r_leader, r_type, r_area, n, otype, oarea):
+    """The ORDER (type, area) of each LEADER row (row 0: pass) into ``otype`` / ``oarea``."""
     otype[0] = onb.NO_ORDER
     oarea[0] = -1
     for i in range(1, n):
@@ -1256,7 +1311,11 @@ def fill_leader_features_nb(state, orders, m, pol, leaders, side, r_leader, r_ty
             t = onb.MOVE_OUT  # full strength: the p_win of an unhalved move
         otype[i] = t
         oarea[i] = r_area[i - 1]
-    fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat)
+
+
+@njit(cache=True, _nrt=False)
+def _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_block, n, feat):
+    """The LEADER columns of :func:`fill_leader_features_nb` after the ORDER columns."""
     feat[0, 16] = -1.0
     feat[0, 17] = -1.0
     feat[0, 18] = -1.0
@@ -1372,6 +1431,21 @@ def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, 
     """EXEC_ORDER rows (SoE 7.3 "in any order"): the side's placed orders of the group, in placement
     order (``rank``). ``movers``: distinct blocks that could execute the order now (a block may be
     wanted by several orders: executing the most constrained first leaves fewer unfulfilled)."""
+    nbk = state.block_side.shape[0]
+    cap = nbk * m.adj_indices.shape[0] * 3
+    fill_exec_order_features_scratch_nb(state, orders, m, orules, pol, side, order_ids, n, feat,
+                                        np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
+                                        np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
+                                        onb.new_move_scratch_nb(nbk, m))
+
+
+@njit(cache=True)
+def fill_exec_order_features_scratch_nb(state, orders, m, orules, pol, side, order_ids, n, feat, mb, md, mv, mx,
+                                        mscr):
+    """:func:`fill_exec_order_features_nb` (the same values) with the caller's move rows ``mb``,
+    ``md``, ``mv``, ``mx`` (capacity ``n_blocks * n_links * 3``, as the game loop's) and
+    :class:`~soe_sim.engine.orders.nb.MoveScratch` ``mscr`` (``legal_moves_scratch_nb``) instead
+    of fresh ones."""
     na = state.control.shape[0]
     pr = pol.params[side]
     own_n = np.zeros(na, dtype=np.float64)
@@ -1381,11 +1455,7 @@ def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, 
     unseen = np.zeros(na, dtype=np.float64)
     known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
     nbk = state.block_side.shape[0]
-    cap = nbk * m.adj_indices.shape[0] * 3
-    mb = np.empty(cap, dtype=np.int64)
-    md = np.empty(cap, dtype=np.int64)
-    mv = np.empty(cap, dtype=np.int64)
-    mx = np.empty(cap, dtype=np.int64)
+    cap = mb.shape[0]
     seen = np.zeros(nbk, dtype=np.bool_)
     for i in range(n):
         o = order_ids[i]
@@ -1398,7 +1468,7 @@ def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, 
         feat[i, 6] = _adjacent_sum_nb(m, a, en_n)
         feat[i, 7] = i
         if onb.is_move_type_nb(orders.order_type[o]):
-            k = onb.legal_moves_nb(state, orders, m, orules, o, mb, md, mv, mx)
+            k = onb.legal_moves_scratch_nb(state, orders, m, orules, o, mb, md, mv, mx, mscr)
             seen[:] = False
             c = 0
             for j in range(min(k, cap)):
