@@ -449,3 +449,22 @@ def test_inactive_neutral_blocks_take_no_supply_losses():
         assert losses.empty, losses
         checked += 1
     assert checked > 0
+
+
+@pytest.mark.parametrize("ruleset", ["soe", "eats"])
+def test_setup_arrays_are_writable_and_contiguous(ruleset):
+    """numba types carry the ``readonly`` flag and the layout: a read-only array in the setup made
+    the game loop compile twice (once for the setup, once for the thread pool's writable copies),
+    which cost the test suite about seven minutes. Every array handed to the kernels must be
+    C-contiguous and writable, for every scenario and ruleset."""
+    from soe_sim.data.scenario import list_scenarios
+    from soe_sim.engine.game import game_setup
+
+    for sid in list_scenarios()["id"]:
+        s = game_setup(sid, ruleset)
+        bundles = {"map": s.game_map.arrays, **{n: getattr(s, n) for n in
+                   ("state0", "cards0", "orders0", "orules", "cr", "er", "kr", "rr", "cfg")}}
+        for name, bundle in bundles.items():
+            for field, v in bundle._asdict().items():
+                if isinstance(v, np.ndarray):
+                    assert v.flags.writeable and v.flags.c_contiguous, (sid, ruleset, name, field)

@@ -199,8 +199,13 @@ class GameMap:
 
     @property
     def arrays(self) -> MapArrays:
-        """The numba-ready arrays bundled in a :class:`MapArrays` named tuple."""
-        return MapArrays(*(getattr(self, f) for f in MapArrays._fields))
+        """The numba-ready arrays bundled in a :class:`MapArrays` named tuple.
+
+        Every array is C-contiguous and writable: numba's array type includes the ``readonly`` flag,
+        so one read-only array (pandas' ``to_numpy`` can return one) would make every kernel that
+        receives the map compile a second time for copies of it (the thread pool's private copies
+        are writable) — the whole game loop twice."""
+        return MapArrays(*(np.require(getattr(self, f), requirements=["C", "W"]) for f in MapArrays._fields))
 
     def __repr__(self) -> str:
         return f"GameMap({self.n_areas} areas, {len(self.links)} links, path={self.path})"
@@ -418,7 +423,7 @@ def read_map(map_dir: Path, problems: Problems) -> GameMap | None:
         vp=vp,
         front=codes("front", Front),
         territory=codes("territory", Territory),
-        eastern_link=areas["eastern_link"].to_numpy(dtype=np.bool_),
+        eastern_link=np.array(areas["eastern_link"].to_numpy(dtype=np.bool_)),  # writable (see arrays)
         garrison=garrison_col.astype(np.bool_),
         supply_source=codes("supply_source", Side),
         strategic_cubes=cubes,
