@@ -1951,26 +1951,12 @@ def cap_saved_cubes_nb(state, cap, log, ctr):
 
 
 @njit(cache=True)
-def front_builds_only_nb(m, side, front, bmask):
-    """EatS X (``reinforcement.saved_cubes_per_front``, reading V8): the RP of one front build on
-    that front — clears the rows of ``bmask`` (from ``legal_builds_nb``) on the other front, except
-    the side's supply sources (Warsaw / the Eastern Links, where EatS X.3 recreates the side's own
-    units whichever front's RP pay). Returns the number of rows left."""
-    k = 0
-    for b in range(bmask.shape[0]):
-        for a in range(bmask.shape[1]):
-            if bmask[b, a]:
-                if m.front[a] != front and m.supply_source[a] != side:
-                    bmask[b, a] = False
-                else:
-                    k += 1
-    return k
-
-
-@njit(cache=True)
 def front_build_pairs_only_nb(m, side, front, k, build_b, build_a):
-    """:func:`front_builds_only_nb` on the pair lists of ``legal_build_pairs_nb`` (``build_b[:k]`` /
-    ``build_a[:k]``): drops the pairs it would clear, keeping the order; returns how many are left."""
+    """EatS X (``reinforcement.saved_cubes_per_front``, reading V8): the RP of one front build on
+    that front — drops the pairs of ``legal_build_pairs_nb`` (``build_b[:k]`` / ``build_a[:k]``)
+    on the other front, except the side's supply sources (Warsaw / the Eastern Links, where EatS X.3
+    recreates the side's own units whichever front's RP pay), keeping the order; returns how many
+    are left."""
     j = 0
     for i in range(k):
         b = build_b[i]

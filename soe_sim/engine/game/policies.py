@@ -1031,47 +1031,6 @@ def fill_combine_features_nb(state, comb, n, feat):
 
 
 @njit(cache=True)
-def fill_reinforce_features_nb(state, orders, m, pol, side, smask, bmask, front_line, n, feat):
-    """REINFORCE rows: row 0 = pass, then strengthen (kind 1) rows in block order, then build (kind 2)
-    rows in (block, area) order."""
-    na = state.control.shape[0]
-    pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
-    t = 1
-    nbk = smask.shape[0]
-    for b in range(nbk):
-        if smask[b] and t < n:
-            a = state.block_area[b]
-            feat[t, 0] = 1.0
-            feat[t, 1] = b
-            feat[t, 2] = a
-            feat[t, 3] = state.block_sp[b]
-            feat[t, 4] = state.block_max_sp[b]
-            if a >= 0:
-                feat[t, 5] = m.vp[a]
-                feat[t, 6] = 1.0 if front_line[side, a] else 0.0
-                feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
-            t += 1
-    for b in range(nbk):
-        for a in range(na):
-            if bmask[b, a] and t < n:
-                feat[t, 0] = 2.0
-                feat[t, 1] = b
-                feat[t, 2] = a
-                feat[t, 3] = 0.0
-                feat[t, 4] = state.block_max_sp[b]
-                feat[t, 5] = m.vp[a]
-                feat[t, 6] = 1.0 if front_line[side, a] else 0.0
-                feat[t, 7] = _adjacent_sum_nb(m, a, en_sp)
-                t += 1
-
-
-@njit(cache=True)
 def fill_combine_pair_features_nb(state, comb_d, comb_b, n, feat):
     """:func:`fill_combine_features_nb` from the pair lists of
     ``reinforce.nb.legal_combine_pairs_nb`` (row ``t`` = pair ``t - 1``): the same rows."""
@@ -1090,8 +1049,9 @@ def fill_combine_pair_features_nb(state, comb_d, comb_b, n, feat):
 @njit(cache=True)
 def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b, build_a, n_builds, front_line, n,
                                     feat):
-    """:func:`fill_reinforce_features_nb` with the builds as the pair lists of
-    ``reinforce.nb.legal_build_pairs_nb`` (``n_builds`` pairs): the same rows."""
+    """REINFORCE features: row 0 = pass, then one row per strengthenable block of ``smask``, then
+    one per build pair of ``reinforce.nb.legal_build_pairs_nb`` (``build_b`` / ``build_a``,
+    ``n_builds`` pairs)."""
     na = state.control.shape[0]
     pr = pol.params[side]
     own_n = np.zeros(na, dtype=np.float64)
