@@ -427,7 +427,8 @@ def test_eats_x_card_cubes_go_to_the_front_where_the_card_is_played():
         pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
         ew = nb.new_event_work_nb(s.cfg, nbk, na, cs.location.shape[1], z(st0.block_status.dtype, nbk),
                                   z(st0.block_area.dtype, nbk), z(st0.block_sp.dtype, nbk),
-                                  z(st0.garrison_side.dtype, na), z(bool, nbk), z(bool, nbk))
+                                  z(st0.garrison_side.dtype, na), z(bool, nbk), z(bool, nbk),
+                                  s.orders0.order_type.shape[0])
         log = new_event_log(512)
         nb.card_play_nb(state, cs, s.orders0.copy(), s.game_map.arrays, s.cfg, ew, pol, rng,
                         np.array([seed + 1, seed + 2], np.uint64), log.records, log.ctr, np.zeros((2, 2), np.int64))
@@ -621,14 +622,15 @@ def _combat_cards(s, state, cs, policy_ids, seed=3, after_draw=True):
     att_eff = np.zeros(nb.bnb.N_EFFECT, np.int64)
     def_eff = np.zeros(nb.bnb.N_EFFECT, np.int64)
     m = s.game_map.arrays
+    opts = np.empty(cs.location.shape[1] + 1, np.int64)
     if after_draw:
         am, dm = nb._battle_cards_after_draw_nb(state, cs, s.orders0.copy(), m, s.kr, 0, 1, 0, pol, rng_policy,
-                                                rng_chance, log.records, log.ctr, s.cfg, att_eff, def_eff)
+                                                rng_chance, log.records, log.ctr, s.cfg, att_eff, def_eff, opts)
     else:
         am = nb._battle_cards_nb(state, cs, s.orders0.copy(), m, s.kr, 0, 0, True, pol, rng_policy, rng_chance,
-                                 log.records, log.ctr, s.cfg, att_eff)
+                                 log.records, log.ctr, s.cfg, att_eff, opts)
         dm = nb._battle_cards_nb(state, cs, s.orders0.copy(), m, s.kr, 1, 0, False, pol, rng_policy, rng_chance,
-                                 log.records, log.ctr, s.cfg, def_eff)
+                                 log.records, log.ctr, s.cfg, def_eff, opts)
     ev = [(int(e["side"]), int(e["block"]), int(e["value"]), int(e["value2"])) for e in log.used()
           if e["kind"] == EVENT.COMBAT_CARD]
     return int(am), int(dm), ev, int(rng_chance[0])

@@ -25,7 +25,8 @@ def _event_work(setup):
     z = lambda dt, n: np.zeros(n, dt)  # noqa: E731
     return nb.new_event_work_nb(setup.cfg, nbk, na, setup.cards0.location.shape[1], z(st.block_status.dtype, nbk),
                                 z(st.block_area.dtype, nbk), z(st.block_sp.dtype, nbk),
-                                z(st.garrison_side.dtype, na), z(bool, nbk), z(bool, nbk))
+                                z(st.garrison_side.dtype, na), z(bool, nbk), z(bool, nbk),
+                                setup.orders0.order_type.shape[0])
 
 
 def _overstack(setup, area, nations, came_from):

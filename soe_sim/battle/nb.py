@@ -391,7 +391,7 @@ def draw_modifier_nb(state, values, cumcount, n_values):
     return state, values[index]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, _nrt=True)
 def simulate_nb(
     prep, att_fixed, def_fixed, att_deck, def_deck,
     deck_values, deck_cumcount, deck_nvalues,

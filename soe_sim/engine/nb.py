@@ -41,19 +41,19 @@ OOS_GARRISONS = 2  # garrisons removed
 N_OOS = 3
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def side_sign_nb(side):
     """+1 for the Poles, -1 for the Soviets: the direction of the signed VP track (SoE 7.8)."""
     return 1 if side == SIDE.POLISH else -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def enterable_nb(eastern_link, side, area):
     """SoE 1.4, 7.33: Eastern Links "are accessible to Soviet blocks only"."""
     return side == SIDE.SOVIET or not eastern_link[area]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def enemy_presence_nb(block_side, block_area, block_status, garrison_side, out_blocks, out_enemy):
     """Blocks per side and enemy presence per area (SoE 1.31 clear path, 7.31, 7.4).
 
@@ -78,7 +78,7 @@ def enemy_presence_nb(block_side, block_area, block_status, garrison_side, out_b
             out_enemy[s, i] = out_blocks[e, i] > 0 or g == e
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, blocked_area, out_dist):
     """Shortest clear-path distance from any seed area, for ``side`` (SoE 1.31 "clear path").
 
@@ -118,7 +118,7 @@ def clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, s
             tail += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def supply_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy,
                      out_source_dist, out_depot):
     """Supply depots of both sides (SoE 1.31, 1.3, 1.4).
@@ -153,7 +153,7 @@ def supply_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_c
                                    and out_source_dist[s, i] >= 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def block_supply_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_side, block_arm, block_area,
                     block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply):
     """Supply of every block (SoE 7.7, 9.0).
@@ -179,7 +179,7 @@ def block_supply_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_s
         out_in_supply[b] = d != UNREACHED and d <= rng
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def side_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy, side,
                    out_source_dist_row, out_depot_row, out_depot_dist_row):
     """Row ``side`` of :func:`supply_depots_nb` (``out_source_dist``, ``out_depot``) and of
@@ -210,7 +210,7 @@ def side_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, ke
                       queue)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_out_of_supply_nb(block_side, block_arm, block_area, block_status, block_sp, block_in_supply,
                            garrison_side, source_dist, vp_per_elimination, out_counts, out_vp):
     """Apply out-of-supply losses (SoE 7.71), in place.
@@ -246,7 +246,7 @@ def apply_out_of_supply_nb(block_side, block_arm, block_area, block_status, bloc
             block_sp[b] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def update_control_nb(key_city, eastern_link, vp, block_side, block_area, block_status, garrison_side,
                       control, out_vp):
     """Update area control and the VP it is worth (SoE 1.3, 1.4, 7.8), in place.
@@ -292,7 +292,7 @@ def update_control_nb(key_city, eastern_link, vp, block_side, block_area, block_
                 out_vp[0] += side_sign_nb(new) * vp[i]  # SoE 7.8 "taking control of key cities"
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def vp_add_nb(track, delta):
     """The VP track after a signed change (SoE 7.8; E10).
 
@@ -308,7 +308,7 @@ def vp_add_nb(track, delta):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def reachable_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link, enemy_row, side, start,
                  allowance, rail_only, depot_dist_row, rail_depot_range, out_dist):
     """Areas a block of ``side`` in ``start`` can reach (SoE 7.31, 7.32, 7.6, 1.4).
@@ -334,7 +334,7 @@ def reachable_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link, 
                   rail_only, depot_dist_row, rail_depot_range, out_dist, queue)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def reach_into_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link, enemy_row, side, start,
                   allowance, rail_only, depot_dist_row, rail_depot_range, out_dist, queue):
     """The BFS of :func:`reachable_nb` without its set-up: ``out_dist`` must hold ``UNREACHED``
@@ -375,7 +375,7 @@ def reach_into_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link,
     return tail
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def retreat_targets_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal, enemy_row,
                        friendly_blocks_row, side, battle_area, max_blocks, n_retreating,
                        out_areas, out_area_dist, out_target):
@@ -432,7 +432,7 @@ def retreat_targets_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _capacity_nb(eastern_link, count_row, area, max_blocks):
     """Blocks that may still end the phase in ``area`` (SoE 7.33; Eastern Links unlimited, 1.4)."""
     if eastern_link[area]:
@@ -440,7 +440,7 @@ def _capacity_nb(eastern_link, count_row, area, max_blocks):
     return max_blocks - count_row[area]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def restrict_retreat_nb(eastern_link, allowed_row, friendly_blocks_row, max_blocks, n_retreating, overflow_to_first,
                         areas, n_areas_in, out_target):
     """Keep only the retreat candidates ``areas[:n_areas_in]`` (the ordered output of
@@ -482,7 +482,7 @@ def restrict_retreat_nb(eastern_link, allowed_row, friendly_blocks_row, max_bloc
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def overstack_pullback_nb(adj_indptr, adj_indices, eastern_link, enemy_row, depot_dist_row, block_side,
                           block_area, block_status, block_sp, block_prev_area, block_arrival, side,
                           max_blocks, out_dest, out_counts, block_nation, nation_ok):
@@ -574,7 +574,7 @@ def overstack_pullback_nb(adj_indptr, adj_indices, eastern_link, enemy_row, depo
                 out_counts[1] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def garrison_replacement_nb(key_city, block_side, block_area, block_status, garrison_side, source_dist,
                             out_eligible):
     """Key cities where a side may place a garrison at no cost (SoE 8.1).

@@ -200,7 +200,7 @@ BATTLE_COLUMNS = ("scenario", "polish", "soviet", "polish_params", "soviet_param
 # Kernels
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat):
     """Reduce one game's event log (first ``n`` events) and final ``state`` into ``stats``
     (N_STATS,), ``key_ctrl`` (n_key,), the VP after every phase (``traj_*``, as many as fit) and the
@@ -375,7 +375,7 @@ def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_r
     return n_ph, n_bat
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seed_row,
                  log, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
     """Play one game from the start position (copied) with the event log ``log`` (any content: every
@@ -395,7 +395,7 @@ def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scr
     counts[1] = n_bat
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=True)
 def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds,
                      key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
     """Games one after the other (releases the GIL: safe in threaded task runners) with the

@@ -48,7 +48,7 @@ N_B = 19
 NO_BATTLE = -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def find_battles_nb(state, out_areas, out_sizes):
     """Areas where opposing blocks, or blocks and an enemy garrison, end up together (SoE 7.4),
     ordered smallest battle first (engaged blocks of both sides), ties by area index.
@@ -87,7 +87,7 @@ def find_battles_nb(state, out_areas, out_sizes):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def battle_candidates_nb(map_arrays, north_first, areas, sizes, k, out_areas):
     """SoE 7.4, 10.0: the battles that may be fought next among the ``k`` found by
     :func:`find_battles_nb` (``areas`` / ``sizes``, smallest first, ties by area index).
@@ -123,7 +123,7 @@ def battle_candidates_nb(map_arrays, north_first, areas, sizes, k, out_areas):
     return n, fmin
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_advance_nb(state, map_arrays, involved, nation_ok, side, area, max_blocks, out_block):
     """SoE 7.43 Advancing after a Battle: "the winning attacking player may decide if any blocks that
     participated in the battle stay in the battle area or return to the area adjacent to the battle
@@ -159,7 +159,7 @@ def legal_advance_nb(state, map_arrays, involved, nation_ok, side, area, max_blo
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_advance_nb(state, area, block):
     """SoE 7.43: ``block`` returns from the battle ``area`` to the area it came from (a row of
     :func:`legal_advance_nb`); its ``block_prev_area`` becomes the battle area. Returns the area."""
@@ -169,7 +169,7 @@ def apply_advance_nb(state, area, block):
     return back
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def defender_side_nb(state, area):
     """SoE 7.32: a side with a block that began the phase in the area, or with a garrison there,
     defends; if the area was empty, the side whose block entered first defends."""
@@ -189,7 +189,7 @@ def defender_side_nb(state, area):
     return first_side
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def battle_inputs_nb(state, map_arrays, area, defender, block_half,
                      out_att_idx, out_def_idx, out_att_direction):
     """The participants of the battle in ``area`` and the facts the resolver needs.
@@ -257,7 +257,7 @@ def battle_inputs_nb(state, map_arrays, area, defender, block_half,
     return n_att, n_def, n_support, fortified
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def take_losses_nb(state, idx, n, losses):
     """SoE 7.41.5: losses come off the strongest remaining block one SP at a time (ties: lowest
     block index, reading E-B2); a 1-SP block that takes a loss is destroyed.
@@ -295,7 +295,7 @@ def _enemy_area(state, side, area):
     return _count_side_in_area(state, 1 - side, area) > 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def resolve_battle_in_state_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw,
                                att_modifier, def_modifier, att_effect, def_effect, max_blocks,
                                vp_encirclement, vp_leader_killed, vp_leader_captured, out):
@@ -307,7 +307,7 @@ def resolve_battle_in_state_nb(state, map_arrays, combat_rules, area, block_half
                                  np.zeros((0, 0), dtype=np.bool_))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw,
                                  att_modifier, def_modifier, att_effect, def_effect, max_blocks,
                                  vp_encirclement, vp_leader_killed, vp_leader_captured, out, nation_ok):
@@ -513,14 +513,14 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
     out[B_VP_DELTA] = state.vp[0] - vp_before
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _score(state, side, vp):
     # Each VP award moves the single signed track on its own (SoE 7.8: no 0 space).
     for _ in range(vp):
         state.vp[0] = vp_add_nb(state.vp[0], side_sign_nb(side))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _eliminate_no_retreat(state, b, out):
     # SoE 7.42 / 9.0: no route of retreat: eliminated permanently (leaders captured).
     if state.block_arm[b] == ARM.LEADER:

@@ -87,7 +87,7 @@ def rand_below_nb(rng, n):
 # --- shuffles, draws and the discard pile (SoE 6.0, 7.1) -----------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def shuffle_draw_pile_nb(cs, side, rng):
     """Shuffle ``side``'s draw pile in place (SoE 4.0 setup, 7.1 reshuffle): Fisher–Yates.
 
@@ -103,13 +103,13 @@ def shuffle_draw_pile_nb(cs, side, rng):
         cs.pile[side, top + j] = a
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def draw_pile_size_nb(cs, side):
     """Cards left in ``side``'s draw pile."""
     return cs.pile_len[side] - cs.pile_top[side]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def reshuffle_discard_nb(cs, side, rng):
     """SoE 7.1: "the player immediately shuffles his discard pile to form a new draw deck".
 
@@ -130,7 +130,7 @@ def reshuffle_discard_nb(cs, side, rng):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def take_top_nb(cs, side, rng, location):
     """Take the top card of ``side``'s draw pile to ``location``; reshuffle first if the pile is empty
     (SoE 7.1). Returns the card id, or :data:`NO_CARD` when the draw pile and discard pile are both
@@ -144,7 +144,7 @@ def take_top_nb(cs, side, rng, location):
     return card
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def draw_cards_nb(cs, side, n, rng):
     """Draw ``n`` cards into ``side``'s hand (SoE 6.0, 7.1, 10.1).
 
@@ -160,7 +160,7 @@ def draw_cards_nb(cs, side, n, rng):
     return drawn
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hand_size_nb(cs, side):
     """Cards in ``side``'s hand (SoE 6.0)."""
     k = 0
@@ -169,7 +169,7 @@ def hand_size_nb(cs, side):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def hand_cards_nb(cs, side, out):
     """Write the ids of ``side``'s hand, ascending, to ``out``; return how many."""
     k = 0
@@ -180,13 +180,13 @@ def hand_cards_nb(cs, side, out):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def excess_cards_nb(cs, side, hand_limit):
     """How many cards ``side`` must discard to be within ``hand_limit`` (SoE 6.0, 10.1)."""
     return max(0, hand_size_nb(cs, side) - hand_limit)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def draw_cards_to_limit_nb(cs, side, n, hand_limit, rng):
     """Draw up to ``n`` cards, stopping at ``hand_limit`` cards in hand (reaction cards such as "draw
     3 cards up to your 7 card hand limit"). Returns the number drawn."""
@@ -196,7 +196,7 @@ def draw_cards_to_limit_nb(cs, side, n, hand_limit, rng):
     return draw_cards_nb(cs, side, min(n, room), rng)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def discard_nb(cs, side, card):
     """SoE 6.0: the player discards ``card`` from his hand. Returns False (and changes nothing) if
     ``card`` is not in ``side``'s hand."""
@@ -206,7 +206,7 @@ def discard_nb(cs, side, card):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def replenish_nb(cs, side, rules, rng):
     """SoE 6.0 Replenish Cards Phase: draw ``rules.draw_per_round`` cards.
 
@@ -218,7 +218,7 @@ def replenish_nb(cs, side, rules, rng):
     return drawn, excess_cards_nb(cs, side, rules.hand_limit)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def two_front_extra_draw_nb(cs, side, phase, rules, rng):
     """SoE 10.1: a player commanding both fronts of a side draws ``rules.two_front_extra_draw`` more
     cards at the start of operation phases ``rules.two_front_extra_draw_phases`` (2–4) and "may hold
@@ -239,7 +239,7 @@ def two_front_extra_draw_nb(cs, side, phase, rules, rng):
 # --- card play at the start of an operation phase (SoE 7.1, 7.11–7.13) ----------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def card_cubes_nb(cs, side, card):
     """Total reinforcement cubes printed on ``card`` (SoE 7.12)."""
     t = 0
@@ -248,7 +248,7 @@ def card_cubes_nb(cs, side, card):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def event_playable_nb(cs, side, card, front):
     """SoE 7.13, 10.0: a historical event may be played on ``front`` when the card is historical and
     is designated for that front or for any front."""
@@ -259,7 +259,7 @@ def event_playable_nb(cs, side, card, front):
     return f == CARD_FRONT.ANY or f == front
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_card_plays_nb(cs, side, front, out_card, out_use):
     """The legal (card, use) choices of ``side`` on ``front`` at the start of an operation phase
     (SoE 7.1).
@@ -294,7 +294,7 @@ def legal_card_plays_nb(cs, side, front, out_card, out_use):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def is_legal_play_nb(cs, side, front, card, use):
     """True if ``(card, use)`` is among :func:`legal_card_plays_nb` for ``side`` on ``front``."""
     if use == USE_PASS:
@@ -310,7 +310,7 @@ def is_legal_play_nb(cs, side, front, card, use):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def retire_card_nb(cs, side, card, as_event):
     """Put a played card away (SoE 7.1 "placed in the discard pile, except those that specifically
     state that they are to be taken out of the game"; 7.13): REMOVED when played for its event and
@@ -323,7 +323,7 @@ def retire_card_nb(cs, side, card, as_event):
     cs.use[side, c] = USE_NONE
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_card_play_nb(cs, side, card, use, cubes):
     """Play ``card`` from ``side``'s hand for ``use`` (SoE 7.1, 7.11, 7.12, 7.13).
 
@@ -358,7 +358,7 @@ def apply_card_play_nb(cs, side, card, use, cubes):
     raise ValueError("apply_card_play_nb: unknown use")
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def play_reaction_card_nb(cs, side, card):
     """SoE 7.1 item 6, 7.41.4: play a reaction card from hand "in accordance with the card's
     description". It is removed if starred, else discarded (E-C1); returns its id for the engine to
@@ -374,7 +374,7 @@ def play_reaction_card_nb(cs, side, card):
 # --- battle (SoE 7.41.1, 7.41.2) ----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def draw_combat_card_nb(cs, side, rng):
     """SoE 7.41.2: the combat modifier card "blindly drawn from their deck".
 
@@ -389,7 +389,7 @@ def draw_combat_card_nb(cs, side, rng):
     return card, np.int64(cs.combat_modifier[side, card - 1])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def play_combat_card_from_hand_nb(cs, side, card, rules):
     """SoE 7.41.2, 3.4: a combat card played from the hand adds its modifier + ``rules.hand_card_bonus``.
 
@@ -403,7 +403,7 @@ def play_combat_card_from_hand_nb(cs, side, card, rules):
     return np.int64(cs.combat_modifier[side, card - 1]) + rules.hand_card_bonus
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def play_battle_card_nb(cs, side, card, out_effect):
     """SoE 7.41.1: play a battle card from the hand for its battle effect.
 
@@ -425,7 +425,7 @@ def play_battle_card_nb(cs, side, card, out_effect):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def end_battle_nb(cs, side):
     """After a battle (SoE 7.1 "Once played, cards are placed in the discard pile"): every card of
     ``side`` IN_PLAY leaves the table — a battle card played for its event is removed if starred,
@@ -441,7 +441,7 @@ def end_battle_nb(cs, side):
 # --- conservation ----------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def card_counts_nb(cs, side, out_counts):
     """Conservation check: cards of ``side`` per location.
 

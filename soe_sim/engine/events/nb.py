@@ -125,13 +125,13 @@ EVENTS_AREA_ROUND = -1  # a SCHEDULED block with this arrival round waits in the
 # small helpers
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def in_events_area_nb(state, b):
     """Block ``b`` waits in the Events' Area: ``SCHEDULED`` with no arrival round (EV8)."""
     return b >= 0 and state.block_status[b] == STATUS.SCHEDULED and state.block_arrive_round[b] == EVENTS_AREA_ROUND
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _area_ok_front_nb(map_arrays, table, side, card, ctx, area):
     """SoE 10.0 / EatS V: a front-designated event acts on its own front; an event played in a front's
     card play (or a reaction to something on a front) acts on that front (EV2)."""
@@ -144,7 +144,7 @@ def _area_ok_front_nb(map_arrays, table, side, card, ctx, area):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _front_of_event_nb(table, side, card, ctx):
     """The front an initiative effect acts on: the card's front, else the front where it is played
     (Soviet card 12 "on the front where this card is played")."""
@@ -154,7 +154,7 @@ def _front_of_event_nb(table, side, card, ctx):
     return ctx[X_FRONT]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _lose_sp_nb(state, b, n):
     """Block ``b`` loses up to ``n`` SP; at 0 SP it is destroyed and returns to the force pool (SoE
     card 6 "Destroyed blocks return to their Force Pool", 7.41.5). Returns ``(sp_lost, destroyed)``."""
@@ -168,7 +168,7 @@ def _lose_sp_nb(state, b, n):
     return lost, False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _losses_strongest_first_nb(state, mask, n, out):
     """SoE 7.41.5 loss allocation applied to an event's loss: ``n`` SP off the strongest block of
     ``mask`` one at a time (ties: lowest index, E-B2); 1-SP blocks destroyed to the force pool."""
@@ -186,7 +186,7 @@ def _losses_strongest_first_nb(state, mask, n, out):
             out[EO_DESTROYED] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _sp_target_block_nb(state, side, b):
     """An enemy block that can lose SP to an event: on the map, of side ``1 - side``, not a leader
     (EV4)."""
@@ -194,14 +194,14 @@ def _sp_target_block_nb(state, side, b):
             and state.block_arm[b] != ARM.LEADER)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _event_target_block_nb(state, active_nations, side, b):
     """:func:`_sp_target_block_nb` and of an active nation: the blocks of a neutral nation not yet
     activated (G15) are out of play, so no event chooses them."""
     return _sp_target_block_nb(state, side, b) and active_nations[state.block_nation[b]]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def initiative_step_nb(state, front, side, delta, lo, hi):
     """Move the initiative of ``front`` by ``delta`` points in ``side``'s favour (SoE 6.1): the holder
     gains up to ``hi``; against the other holder a point is taken from him and at ``lo`` the marker is
@@ -230,7 +230,7 @@ def initiative_step_nb(state, front, side, delta, lo, hi):
     return state.initiative_side[front] != s0 or state.initiative_level[front] != l0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _initiative_would_change_nb(state, front, side, delta, hi):
     if front < 0 or delta == 0:
         return False
@@ -238,7 +238,7 @@ def _initiative_would_change_nb(state, front, side, delta, hi):
     return not (state.initiative_side[front] == gainer and state.initiative_level[front] >= hi)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _friendly_count_nb(state, side, area):
     c = 0
     for b in range(state.block_side.shape[0]):
@@ -247,7 +247,7 @@ def _friendly_count_nb(state, side, area):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _effect_index_of_choice_nb(table, side, card):
     """Index of the effect that receives the event's choice (the first effect that needs one), -1."""
     c = card - 1
@@ -261,7 +261,7 @@ def _effect_index_of_choice_nb(table, side, card):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _effect_choice_kind_nb(table, side, card, code):
     """Kind of choice an effect needs (EV3): areas for Desertions and reinforce; blocks for
     eliminate_nation_block and for enemy_sp_loss outside a battle reaction."""
@@ -278,7 +278,7 @@ def _effect_choice_kind_nb(table, side, card, code):
     return TK_NONE
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, out):
     """The options of effect ``e`` of ``card`` (areas or blocks, ascending index) written to ``out``;
     returns how many. Effects without a choice return 0.
@@ -373,7 +373,7 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _effect_usable_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, involved, scratch):
     """Would effect ``e`` change anything now? (an event with no usable effect is not offered, EV2)."""
     c = card - 1
@@ -405,7 +405,7 @@ def _effect_usable_nb(state, orders, map_arrays, table, active_nations, side, ca
 # decisions
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def legal_event_targets_nb(state, cards, orders, map_arrays, table, active_nations, side, card, ctx, involved,
                            out_target):
     """The choices of ``side``'s event ``card`` in context ``ctx`` (one row per option, ``out_target``:
@@ -437,7 +437,7 @@ def legal_event_targets_nb(state, cards, orders, map_arrays, table, active_natio
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def apply_event_nb(state, cards, orders, map_arrays, table, active_nations, side, card, ctx, involved, target, rng,
                    out):
     """Resolve ``side``'s event ``card`` with ``target`` (a row of :func:`legal_event_targets_nb`), in
@@ -582,7 +582,7 @@ def apply_event_nb(state, cards, orders, map_arrays, table, active_nations, side
 # contexts and reaction windows
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _clear_ctx_nb(ctx):
     ctx[:] = -1
     ctx[X_ATT_LOSSES] = 0
@@ -591,7 +591,7 @@ def _clear_ctx_nb(ctx):
     ctx[X_REVEALED] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def card_play_context_nb(ctx, front):
     """Context of a historical event played in ``front``'s card play (SoE 7.1, 7.13)."""
     _clear_ctx_nb(ctx)
@@ -599,7 +599,7 @@ def card_play_context_nb(ctx, front):
     ctx[X_FRONT] = front
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def recon_context_nb(ctx, state, map_arrays, side, area):
     """Context after ``side``'s Recon order in ``area`` (call after ``orders.nb.execute_recon_nb``):
     ``X_REVEALED`` = enemy blocks on the map there."""
@@ -615,7 +615,7 @@ def recon_context_nb(ctx, state, map_arrays, side, area):
     ctx[X_REVEALED] = k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def battle_context_nb(ctx, map_arrays, rec):
     """Context after a battle from its record (``battles.nb.resolve_battle_in_state_nb`` ``out``)."""
     _clear_ctx_nb(ctx)
@@ -630,7 +630,7 @@ def battle_context_nb(ctx, map_arrays, rec):
     ctx[X_FOUGHT] = rec[B_FOUGHT]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def battle_blocks_nb(state, area, out_mask):
     """``out_mask[b]``: block ``b`` is on the map in ``area`` (call *before* resolving the battle: the
     blocks of the battle, whichever side, for the after-battle reactions)."""
@@ -638,7 +638,7 @@ def battle_blocks_nb(state, area, out_mask):
         out_mask[b] = state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def reaction_condition_met_nb(map_arrays, table, side, card, ctx):
     """Is ``side``'s reaction ``card`` playable in the window ``ctx`` (its condition and front)?
 
@@ -679,7 +679,7 @@ def reaction_condition_met_nb(map_arrays, table, side, card, ctx):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def reaction_window_nb(state, cards, orders, map_arrays, table, active_nations, side, ctx, involved, out_cards):
     """The reaction cards ``side`` may play now (SoE 7.1 item 6: "in accordance with the card's
     description"): in hand, condition met (:func:`reaction_condition_met_nb`) and with at least one
@@ -702,7 +702,7 @@ def reaction_window_nb(state, cards, orders, map_arrays, table, active_nations, 
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def play_reaction_nb(state, cards, orders, map_arrays, table, active_nations, side, card, ctx, involved, target, rng,
                      out):
     """Play reaction ``card`` from ``side``'s hand in window ``ctx`` and resolve it with ``target`` (a
@@ -729,7 +729,7 @@ def play_reaction_nb(state, cards, orders, map_arrays, table, active_nations, si
                           rng, out)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def event_usable_nb(state, cards, orders, map_arrays, table, active_nations, side, card, front):
     """SoE 7.1, 7.13: may ``side`` play historical ``card`` for its event in ``front``'s card play?
     (the card's front allows it — SoE 10.0 — and the event would do something, EV2). Filter the

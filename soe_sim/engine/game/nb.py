@@ -216,6 +216,7 @@ class _AbortC(NamedTuple):
     LOG_FULL: int = 3
     PHASES: int = 4
     LOOP: int = 5
+    FEATURES: int = 6  # a decision with more options than PolicySet.feat_buf has rows
 
 
 ABORT = _AbortC()
@@ -357,7 +358,8 @@ class EventWork(NamedTuple):
     loop's snapshot / elimination arrays (the same arrays as the loop's own) and the phase's access
     masks (:func:`update_access_nb`): ``closed`` (2, n_areas) — areas a side's blocks may not enter
     (G15, G16) — and ``nation_ok`` (n_nations, n_areas) — where each nation's blocks may end a move
-    or retreat."""
+    or retreat; ``exec_pending`` int64 / ``exec_done`` bool (order capacity,): the pending orders of
+    :func:`execute_orders_nb` (scratch, so that kernel allocates nothing)."""
 
     active: np.ndarray
     ctx: np.ndarray
@@ -374,6 +376,8 @@ class EventWork(NamedTuple):
     destroyed_ever: np.ndarray
     closed: np.ndarray
     nation_ok: np.ndarray
+    exec_pending: np.ndarray
+    exec_done: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------------
@@ -403,7 +407,7 @@ def log_event_nb(log, ctr, state, kind, side, area, area2, block, value, value2)
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def vp_event_sum_nb(log, n):
     """Sum of the ``value`` of the VP events among the first ``n`` events."""
     t = 0
@@ -413,7 +417,7 @@ def vp_event_sum_nb(log, n):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def add_vp_nb(state, log, ctr, nominal, cause, area):
     """Move the VP track by ``nominal`` (signed, + Polish; SoE 7.8 no 0 space) and log the change."""
     if nominal == 0:
@@ -423,12 +427,12 @@ def add_vp_nb(state, log, ctr, nominal, cause, area):
     _log_vp_change_nb(state, log, ctr, old, cause, area)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _log_vp_change_nb(state, log, ctr, old, cause, area):
     _log_vp_block_nb(state, log, ctr, old, cause, area, -1)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _log_vp_block_nb(state, log, ctr, old, cause, area, block):
     d = np.int64(state.vp[0]) - np.int64(old)
     if d != 0:
@@ -440,15 +444,22 @@ def _log_vp_block_nb(state, log, ctr, old, cause, area, block):
 
 
 @njit(cache=True, inline="always")
-def feat_buffer_nb(policies, side, n):
+def feat_buffer_nb(policies, side, n, ctr):
     """The feature matrix of a decision: ``(n, N_FEAT)`` zeros when ``side``'s policy reads features
     (every policy but ``random``) and there is a choice, else an empty ``(0, N_FEAT)`` array (the
-    caller then skips its ``fill_*_features_nb``)."""
+    caller then skips its ``fill_*_features_nb``).
+
+    The matrix is always a view of ``policies.feat_buf``, never a new array: the loop's kernels are
+    compiled without reference counting (docs/engine-design.md), so they may not own an allocation.
+    A decision with more options than the buffer has rows (``FEAT_ROWS``; not seen in any built-in
+    scenario) ends the game as aborted (``ABORT.FEATURES``, G13) instead — the next ``decide_nb``
+    then returns 0 at once."""
     buf = policies.feat_buf
     if n <= 1 or not pnb.wants_features_nb(policies, side):
         return buf[:0]
     if n > buf.shape[0]:
-        return np.zeros((n, N_FEAT), dtype=np.float64)
+        ctr[C_ABORT] = ABORT.FEATURES
+        return buf[:0]
     feat = buf[:n]
     for i in range(n):  # the matrix is zeros before the fill (PolicySet.feat_buf is reused)
         for q in range(N_FEAT):
@@ -478,7 +489,15 @@ def decide_nb(policies, side, kind, n, feat, rng_policy, ctr, cfg):
         return 0
     if n <= 1:
         return 0
-    k = choose_option_nb(policies.ids[side], policies.params[side], kind, feat, n, rng_policy[side:side + 1], side)
+    pid = policies.ids[side]
+    if pid == pnb.POLICY_RANDOM:
+        k = pnb.random_policy_nb(kind, n, rng_policy[side:side + 1])
+    elif pnb.is_scripted_nb(policies, side) and n <= policies.score_buf.shape[0] and feat.shape[0] >= n:
+        # choose_option_nb's scripted branch with the scores in PolicySet.score_buf (no allocation)
+        pnb.score_options_nb(policies.params[side], kind, feat, n, policies.score_buf)
+        k = pnb.argmax_tie_nb(policies.score_buf, n, rng_policy[side:side + 1])
+    else:
+        k = choose_option_nb(pid, policies.params[side], kind, feat, n, rng_policy[side:side + 1], side)
     if k < 0 or k >= n:
         k = 0
     return k
@@ -560,18 +579,19 @@ def log_diff_nb(state, log, ctr, cause, snap_status, snap_area, snap_sp, snap_ga
 # SoE 7.13, 7.1 item 6: card events (soe_sim.engine.events; readings G3, EV1…)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def new_event_work_nb(cfg, nbk, n_areas, n_cards, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
-                      destroyed_ever):
+                      destroyed_ever, order_capacity):
     """The game's :class:`EventWork` (its own copy of ``cfg.nation_active``)."""
     return EventWork(cfg.nation_active.copy(), np.zeros(evnb.N_X, dtype=np.int64), np.zeros(nbk, dtype=np.bool_),
                      np.zeros(max(n_areas, nbk), dtype=np.int64), np.zeros(n_cards, dtype=np.int64),
                      np.zeros(evnb.N_EO, dtype=np.int64), np.zeros(nbk, dtype=np.bool_), snap_status, snap_area,
                      snap_sp, snap_garrison, elim_ever, destroyed_ever, np.zeros((2, n_areas), dtype=np.bool_),
-                     cfg.nation_move_ok.copy())
+                     cfg.nation_move_ok.copy(), np.zeros(max(order_capacity, 1), dtype=np.int64),
+                     np.zeros(max(order_capacity, 1), dtype=np.bool_))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def choose_event_target_nb(state, cs, orders, m, cfg, ew, side, card, policies, rng_policy, ctr):
     """The EVENT_TARGET decision: a row of ``events.nb.legal_event_targets_nb`` in the window
     ``ew.ctx`` (``-1`` for an event without a choice); ``-2`` when the event has no legal row."""
@@ -579,7 +599,7 @@ def choose_event_target_nb(state, cs, orders, m, cfg, ew, side, card, policies, 
                                     ew.targets)
     if n == 0:
         return -2
-    feat = feat_buffer_nb(policies, side, n)
+    feat = feat_buffer_nb(policies, side, n, ctr)
     if feat.shape[0] > 0:
         pnb.fill_event_target_features_nb(state, orders, m, policies, cfg.etable, side, card, ew.ctx, ew.targets, n,
                                           feat)
@@ -587,7 +607,7 @@ def choose_event_target_nb(state, cs, orders, m, cfg, ew, side, card, policies, 
     return ew.targets[j]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def resolve_event_nb(state, cs, orders, m, cfg, ew, side, card, target, reaction, rng_chance, log, ctr):
     """Resolve ``side``'s event ``card`` on ``target`` in the window ``ew.ctx`` and log it: a reaction
     card is played from the hand first (``events.nb.play_reaction_nb``, logged as ``CARD_PLAYED`` with
@@ -634,7 +654,7 @@ def _may_react_nb(cs, table, side):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, rng_policy, log, ctr):
     """SoE 7.1 item 6 (EV11): in the window ``ew.ctx`` ``side`` plays reaction cards one decision at a
     time (REACTION: option 0 = pass, options 1..k = the playable cards of
@@ -645,7 +665,7 @@ def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, 
                                     ew.rcards)
         if k == 0:
             return
-        feat = feat_buffer_nb(policies, side, k + 1)
+        feat = feat_buffer_nb(policies, side, k + 1, ctr)
         if feat.shape[0] > 0:
             pnb.fill_reaction_features_nb(state, cs, orders, policies, cfg.etable, side, ew.ctx, ew.rcards, k + 1,
                                           feat)
@@ -680,7 +700,7 @@ def hide_inactive_nb(state, active, side, hidden):
             state.block_status[b] = STATUS.SCHEDULED
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hide_all_inactive_nb(state, active, hidden):
     """G15: take every inactive-nation block off the map (both sides) while presence, depots and
     supply are computed: out of play, it neither is supplied nor cuts the other side's clear paths
@@ -699,7 +719,7 @@ def unhide_nb(state, hidden):
             hidden[b] = False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def update_access_nb(state, cfg, ew):
     """G15, G16: the phase's access masks in ``ew`` (call after the card play: card 23 activates at
     once).
@@ -732,7 +752,7 @@ def update_access_nb(state, cfg, ew):
             ew.nation_ok[nat, a] = cfg.nation_move_ok[nat, a] and (s < 0 or not closed[s, a])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def filter_orders_nb(closed_row, n, otype, oarea):
     """G15, G16: drop the Move To / Forced March To rows of ``legal_orders_nb`` aimed at an area the
     side's blocks may not enter (``closed_row``: no block could execute them, O2). Returns the new
@@ -757,7 +777,7 @@ def filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail):
     return filter_moves_ok_nb(state, cfg.nation_move_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def filter_moves_ok_nb(state, nation_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail):
     """G15, G16: drop the move / rail rows whose destination ``nation_ok`` forbids to the block's
     nation (the loop passes ``EventWork.nation_ok``). Returns the new row count."""
@@ -778,7 +798,7 @@ def filter_moves_ok_nb(state, nation_ok, n, mv_block, mv_dest, mv_via, mv_detach
 # SoE 6.0, 10.1: replenish
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg):
     """SoE 6.0: the player discards ``must`` cards of his choice, one decision per card."""
     n_cards = cs.location.shape[1]
@@ -791,7 +811,7 @@ def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg):
                 k += 1
         if k == 0:
             return
-        feat = feat_buffer_nb(policies, side, k)
+        feat = feat_buffer_nb(policies, side, k, ctr)
         if feat.shape[0] > 0:
             pnb.fill_card_features_nb(cs, side, hand, k, feat, 1)
         j = decide_nb(policies, side, DECISION.DISCARD, k, feat, rng_policy, ctr, cfg)
@@ -799,7 +819,7 @@ def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg):
         log_event_nb(log, ctr, state, EVENT.CARD_DISCARDED, side, -1, -1, -1, hand[j], 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg):
     """SoE 6.0: each side draws ``draw_per_round`` cards, then discards down to the hand limit."""
     for s in range(2):
@@ -812,7 +832,7 @@ def replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr
 # SoE 4.0 arrivals and the scenario's arrival checks
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr):
     """Scenario ``arrival_check`` rules (e.g. EatS 1st Cavalry Army), "before orders are given": at a
     listed (round, phase) a rule not yet met draws one card blind from its side's deck (then
@@ -840,7 +860,7 @@ def arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr):
         log_event_nb(log, ctr, state, EVENT.ARRIVAL_CHECK, side, -1, thr, 1 if met else 0, card, mod)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_enemy, scratch_src, scratch_depot):
     """SoE 4.0: place the scheduled reinforcements due now (reinforce.arrive_reinforcements_nb).
     Nothing is due (the test of ``arrive_reinforcements_nb``): nothing to do — the scratch supply
@@ -886,7 +906,7 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
 # SoE 7.1: card play
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders):
     """SoE 7.1: per front (north first, SoE 10.0), each side plays at most one card: orders (7.11,
     ``extra_orders[side, front]``), cubes (7.12), a historical event (7.13) or pass.
@@ -918,7 +938,7 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
                     uses[j] = uses[i]
                     j += 1
             n = j
-            feat = feat_buffer_nb(policies, s, n)
+            feat = feat_buffer_nb(policies, s, n, ctr)
             if feat.shape[0] > 0:
                 pnb.fill_card_play_features_nb(cs, s, f, cards, uses, n, feat)
                 pnb.fill_card_play_event_features_nb(state, cs, orders, policies, cfg.etable, s, f, cards, uses, n,
@@ -972,7 +992,7 @@ def _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, front, log, st
     return first
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype, oarea,
                     ptabs0, ptabs1, ofc):
     """SoE 7.2: per front (north first, 10.0/10.1), the sides alternate placing one order at a time,
@@ -1021,7 +1041,7 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                     pnb.order_scores_cached_nb(state, orders, m, policies, s, otype, oarea, n, ofc, ofc.scores)
                     j = decide_scores_nb(policies, s, n, ofc.scores, rng_policy, ctr, cfg)
                 else:
-                    feat = feat_buffer_nb(policies, s, n)
+                    feat = feat_buffer_nb(policies, s, n, ctr)
                     if feat.shape[0] > 0:
                         pnb.fill_order_features_cached_nb(state, orders, m, policies, s, otype, oarea, n, feat, ofc)
                     j = decide_nb(policies, s, DECISION.ORDER, n, feat, rng_policy, ctr, cfg)
@@ -1040,7 +1060,7 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
             s = 1 - s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _is_group_nb(t, group):
     if group == 0:
         return t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
@@ -1055,7 +1075,7 @@ def _is_group_nb(t, group):
     return t == onb.RAIL_TRANSPORT
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o, mv_block,
                       mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
                       snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
@@ -1079,7 +1099,7 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             # onb.min_moves_required_nb would say 1 exactly when order_executed[o] == 0)
             must = orders.order_executed[o] == 0
             off = 0 if must else 1  # option 0 = stop executing this order (SoE 7.3), unless a move is due
-            feat = feat_buffer_nb(policies, s, n + off)
+            feat = feat_buffer_nb(policies, s, n + off, ctr)
             if feat.shape[0] > 0:
                 pnb.fill_move_features_scratch_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via,
                                                   mv_detach, n + off, off, rail, feat, fscr)
@@ -1112,11 +1132,11 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             reaction_loop_nb(state, cs, orders, m, cfg, ew, s, policies, rng_chance, rng_policy, log, ctr)
     elif t == onb.WITHDRAW:
         # SoE 7.2 "lose 1SP from any one block": the player's choice (O8, WITHDRAW_LOSS)
-        loss_rows = np.empty(state.block_side.shape[0], dtype=np.int64)
+        loss_rows = wd_dest  # free until execute_withdraw_choice_nb fills it (no allocation here)
         nl = onb.withdraw_loss_options_nb(state, orders, m, orules, o, loss_rows)
         loss_block = -1
         if nl > 0:
-            feat = feat_buffer_nb(policies, s, nl)
+            feat = feat_buffer_nb(policies, s, nl, ctr)
             if feat.shape[0] > 0:
                 pnb.fill_withdraw_loss_features_nb(state, loss_rows, nl, feat)
             loss_block = loss_rows[decide_nb(policies, s, DECISION.WITHDRAW_LOSS, nl, feat, rng_policy, ctr, cfg)]
@@ -1139,7 +1159,7 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
         if orders.order_block[o] < 0:
             n = onb.legal_reorganize_nb(state, orders, o, reorg_rows)
             if n > 0:
-                feat = feat_buffer_nb(policies, s, n)
+                feat = feat_buffer_nb(policies, s, n, ctr)
                 if feat.shape[0] > 0:
                     pnb.fill_reorganize_features_nb(state, reorg_rows, n, feat)
                 j = decide_nb(policies, s, DECISION.REORGANIZE, n, feat, rng_policy, ctr, cfg)
@@ -1164,7 +1184,7 @@ def group_pending_nb(order_front, order_status, order_type, n_orders, card_front
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, group,
                       mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
                       snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
@@ -1184,8 +1204,10 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             continue
         first = _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, f, log, group + 1)
         n_o = orders.n_orders[0]
-        pending = np.empty(max(n_o, 1), dtype=np.int64)
-        done = np.zeros(max(n_o, 1), dtype=np.bool_)
+        pending = ew.exec_pending
+        done = ew.exec_done
+        for o in range(n_o):
+            done[o] = False
         for k in range(2):
             s = first if k == 0 else 1 - first
             for _it in range(n_o + 1):
@@ -1199,7 +1221,7 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                     break
                 o = pending[0]
                 if n > 1 and (group == 0 or group == 2):  # G8: which order next
-                    feat = feat_buffer_nb(policies, s, n)
+                    feat = feat_buffer_nb(policies, s, n, ctr)
                     if feat.shape[0] > 0:
                         pnb.fill_exec_order_features_scratch_nb(state, orders, m, orules, policies, s, pending, n,
                                                                 feat, mv_block, mv_dest, mv_via, mv_detach, mscr)
@@ -1214,7 +1236,7 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                     return
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cfg, reorg_rows):
     """SoE 7.2 Reorganization: a side with a Reorganize order in a battle area names the block "at
     the beginning of the battle" (it fights at half strength)."""
@@ -1224,7 +1246,7 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
             n = onb.legal_reorganize_nb(state, orders, o, reorg_rows)
             if n > 0:
                 s = orders.order_side[o]
-                feat = feat_buffer_nb(policies, s, n)
+                feat = feat_buffer_nb(policies, s, n, ctr)
                 if feat.shape[0] > 0:
                     pnb.fill_reorganize_features_nb(state, reorg_rows, n, feat)
                 j = decide_nb(policies, s, DECISION.REORGANIZE, n, feat, rng_policy, ctr, cfg)
@@ -1254,7 +1276,7 @@ def leader_window_open_nb(block_status, block_side, block_area, front, leaders, 
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, window,
                      mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr, ofc):
@@ -1272,11 +1294,11 @@ def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_ch
     for _it in range(2 * cfg.leaders.shape[0] + 4):
         if passes >= 2 or ctr[C_ABORT] != ABORT.NONE:
             return
-        n = lnb.legal_leader_orders_nb(state, orders, m, orules, cfg.leaders, lw.used, s, window, lw.r_leader,
-                                       lw.r_type, lw.r_area, lw.r_block)
+        n = lnb.legal_leader_orders_scratch_nb(state, orders, m, orules, cfg.leaders, lw.used, s, window,
+                                               lw.r_leader, lw.r_type, lw.r_area, lw.r_block, lw.scr)
         j = 0
         if n > 0:
-            feat = feat_buffer_nb(policies, s, n + 1)
+            feat = feat_buffer_nb(policies, s, n + 1, ctr)
             if feat.shape[0] > 0:
                 pnb.fill_leader_features_cached_nb(state, orders, m, policies, cfg.leaders, s, lw.r_leader,
                                                    lw.r_type, lw.r_area, lw.r_block, n + 1, feat, ofc)
@@ -1292,7 +1314,7 @@ def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_ch
         s = 1 - s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, side, leader,
                    order_type, area, block, window, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
                    snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
@@ -1330,7 +1352,7 @@ def _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chan
 # Detail events (GameConfig.log_detail; soe-sim playtest): what a narrated game needs beyond the record
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def log_deck_nb(state, cs, side, area, log, ctr):
     """BATTLE_DECK events: the combat modifiers of the pile ``side``'s blind draw would take from
     (SoE 7.41.2): the draw pile, or the discard pile when the draw pile is empty (SoE 7.1 reshuffle).
@@ -1361,7 +1383,7 @@ def log_deck_nb(state, cs, side, area, log, ctr):
                          counts[v])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def log_battle_prep_nb(state, m, cr, area, block_half, defend, withdraw, att_eff, def_eff, log, ctr):
     """BATTLE_PREP events: the prepared-battle row (:func:`soe_sim.battle.nb.prepare_battle_nb`) of the
     battle in ``area`` exactly as :func:`~soe_sim.engine.battles.nb.resolve_battle_in_state_nb` builds
@@ -1403,7 +1425,7 @@ def log_battle_prep_nb(state, m, cr, area, block_half, defend, withdraw, att_eff
         log_event_nb(log, ctr, state, EVENT.BATTLE_PREP, attacker, area, -1, k, prep[2 * k], prep[2 * k + 1])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def log_position_nb(state, log, ctr):
     """POSITION and AREA_STATE events: every block on the map and every area with a controller or a
     garrison (the map snapshot at the end of a phase)."""
@@ -1416,7 +1438,7 @@ def log_position_nb(state, log, ctr):
             log_event_nb(log, ctr, state, EVENT.AREA_STATE, state.control[i], i, -1, -1, state.garrison_side[i], 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, log, ctr, cfg, effect,
                            opts):
     """SoE 7.41.1, EatS IX.3 item 1 for one side: optionally play a battle card from the hand
@@ -1429,7 +1451,7 @@ def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies,
         if cs.location[side, c] == HAND and cs.event_kind[side, c] == EVENT_KIND.BATTLE:
             opts[k] = c + 1
             k += 1
-    feat = feat_buffer_nb(policies, side, k)
+    feat = feat_buffer_nb(policies, side, k, ctr)
     if feat.shape[0] > 0:
         pnb.fill_battle_features_nb(state, cs, orders, m, policies, side, area, attacker, opts, k, False, feat)
     j = decide_nb(policies, side, DECISION.BATTLE_CARD, k, feat, rng_policy, ctr, cfg)
@@ -1439,7 +1461,7 @@ def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies,
         log_event_nb(log, ctr, state, EVENT.BATTLE_CARD, side, area, -1, -1, opts[j], 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance, log,
                            ctr, cfg, opts, after_draw, drawn, drawn_mod):
     """The combat card of one side (decision COMBAT_CARD; row 0 = the card from the deck, rows 1… =
@@ -1459,7 +1481,7 @@ def _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, polic
         if cs.location[side, c] == HAND:
             opts[k] = c + 1
             k += 1
-    feat = feat_buffer_nb(policies, side, k)
+    feat = feat_buffer_nb(policies, side, k, ctr)
     if feat.shape[0] > 0:
         pnb.fill_battle_features_nb(state, cs, orders, m, policies, side, area, attacker, opts, k, True, feat)
         if after_draw:
@@ -1478,27 +1500,26 @@ def _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, polic
     return mod
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance, log, ctr, cfg,
-                     effect):
+                     effect, opts):
     """SoE 7.41.1–2 for one side: optionally a battle card, then a combat card (blind or from the
-    hand, + hand bonus), chosen before the draw (reading R10). Returns the combat modifier."""
-    opts = np.empty(cs.location.shape[1] + 1, dtype=np.int64)
+    hand, + hand bonus), chosen before the draw (reading R10). Returns the combat modifier.
+    ``opts``: scratch of ``n_cards + 1`` entries."""
     _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, log, ctr, cfg, effect,
                            opts)
     return _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance,
                                   log, ctr, cfg, opts, False, np.int64(NO_CARD), np.int64(0))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _battle_cards_after_draw_nb(state, cs, orders, m, kr, attacker, defender, area, policies, rng_policy,
-                                rng_chance, log, ctr, cfg, att_eff, def_eff):
+                                rng_chance, log, ctr, cfg, att_eff, def_eff, opts):
     """EatS IX.3 items 1–2 (reading V13): the battle cards, attacker first; then each side draws its
     card from its own deck (attacker, then defender: the chance stream is consumed the same way
     whatever the choices); then the attacker, knowing his drawn card, keeps it or plays a hand card
     (+ hand bonus), then the defender, knowing his and the attacker's declaration. Returns
-    ``(att_mod, def_mod)``."""
-    opts = np.empty(cs.location.shape[1] + 1, dtype=np.int64)
+    ``(att_mod, def_mod)``. ``opts``: scratch of ``n_cards + 1`` entries."""
     if cfg.log_detail:
         log_deck_nb(state, cs, attacker, area, log, ctr)
     _battle_card_choice_nb(state, cs, orders, m, attacker, area, True, policies, rng_policy, log, ctr, cfg, att_eff,
@@ -1516,7 +1537,7 @@ def _battle_cards_after_draw_nb(state, cs, orders, m, kr, attacker, defender, ar
     return att_mod, def_mod
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def rail_moved_sp_nb(state, orders, side, area):
     """SP of ``side``'s blocks in ``area`` that moved by rail this phase (EatS II.4.1: they fight
     at strength 0, reading V5)."""
@@ -1528,7 +1549,7 @@ def rail_moved_sp_nb(state, orders, side, area):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def advance_nb(state, orders, m, er, cfg, ew, side, area, policies, rng_policy, log, ctr, blocks):
     """SoE 7.43 (E-B6): the winning attacker ``side`` sends blocks that fought in ``area`` back to
     the areas they came from, one ADVANCE decision at a time (option 0: stop, every remaining block
@@ -1538,7 +1559,7 @@ def advance_nb(state, orders, m, er, cfg, ew, side, area, policies, rng_policy, 
         k = legal_advance_nb(state, m, ew.involved, ew.nation_ok, side, area, er.max_blocks, blocks)
         if k == 0:
             return
-        feat = feat_buffer_nb(policies, side, k + 1)
+        feat = feat_buffer_nb(policies, side, k + 1, ctr)
         if feat.shape[0] > 0:
             pnb.fill_advance_features_nb(state, orders, m, policies, side, area, blocks, k + 1, feat)
         j = decide_nb(policies, side, DECISION.ADVANCE, k + 1, feat, rng_policy, ctr, cfg)
@@ -1549,7 +1570,7 @@ def advance_nb(state, orders, m, er, cfg, ew, side, area, policies, rng_policy, 
         log_event_nb(log, ctr, state, EVENT.ADVANCE, side, area, back, b, 0, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr, block_half,
                wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
     """SoE 7.4: fight every battle, smallest first — in 3–4 player scenarios the northern front's
@@ -1568,6 +1589,7 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
     att_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     def_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     rec = np.zeros(N_B, dtype=np.int64)
+    opts = np.empty(cs.location.shape[1] + 1, dtype=np.int64)  # the card options of a side
     for _guard in range(2 * n_areas + 2):
         k = find_battles_nb(state, areas, sizes)
         if k == 0:
@@ -1580,7 +1602,7 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
             for i in range(k):
                 if areas[i] == area:
                     size = sizes[i]
-            feat = feat_buffer_nb(policies, chooser, n_tied)
+            feat = feat_buffer_nb(policies, chooser, n_tied, ctr)
             if feat.shape[0] > 0:
                 szs = np.full(n_tied, size, dtype=np.int64)
                 pnb.fill_battle_order_features_nb(state, orders, m, policies, chooser, tied, szs, n_tied, feat)
@@ -1600,16 +1622,16 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         if cr.choose_after_draw:  # EatS IX.3 items 1-2: both draw, then choose (V13)
             att_mod, def_mod = _battle_cards_after_draw_nb(state, cs, orders, m, kr, attacker, defender, area,
                                                            policies, rng_policy, rng_chance, log, ctr, cfg, att_eff,
-                                                           def_eff)
+                                                           def_eff, opts)
         else:  # SoE 7.41.1-2: each side's cards in turn, the choice before the draw (R10)
             if cfg.log_detail:
                 log_deck_nb(state, cs, attacker, area, log, ctr)
             att_mod = _battle_cards_nb(state, cs, orders, m, kr, attacker, area, True, policies, rng_policy,
-                                       rng_chance, log, ctr, cfg, att_eff)
+                                       rng_chance, log, ctr, cfg, att_eff, opts)
             if cfg.log_detail:
                 log_deck_nb(state, cs, defender, area, log, ctr)
             def_mod = _battle_cards_nb(state, cs, orders, m, kr, defender, area, False, policies, rng_policy,
-                                       rng_chance, log, ctr, cfg, def_eff)
+                                       rng_chance, log, ctr, cfg, def_eff, opts)
         if cr.rail_moved_strength_zero:
             # EatS II.4.1: blocks moved by rail this phase fight at 0 (V5): their full-strength SP,
             # already in the base combat value, come off the card modifier (the floor at 0 of the
@@ -1651,7 +1673,7 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
     ctr[C_ABORT] = ABORT.LOOP
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _award_vp_nb(state, log, ctr, v, side, amount, cause, area, block):
     """Replay one VP award of the battle resolver from the track value ``v`` (one space at a time, as
     the resolver scores: SoE 7.8, no 0 space) and log its actual change; returns the new value."""
@@ -1664,7 +1686,7 @@ def _award_vp_nb(state, log, ctr, v, side, amount, cause, area, block):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, snap_area):
     """The VP of the battle just resolved in ``area``, by sub-cause (G14, G19), and its leaders lost
     (SoE 9.0, ``LEADER_LOST``): the resolver's awards are replayed in its order from the track before
@@ -1724,7 +1746,7 @@ def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, 
 # SoE 7.7, 7.71, 7.33, 7.8: end of an operation phase
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
               snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, active, hidden):
     """SoE 7.7, 7.71: supply of every block; out-of-supply losses, eliminations (VP) and garrisons.
@@ -1770,7 +1792,7 @@ def _overstacked_nb(state, m, er, side, cnt):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                 snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, closed, nation_ok):
     """SoE 7.33: pull back the latest arrivals of every overstacked area (Eastern Links exempt), the
@@ -1806,7 +1828,7 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                 destroyed_ever)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def control_nb(state, m, log, ctr):
     """SoE 1.3, 7.8: control of every area and the VP of key cities changing hands."""
     old = state.control.copy()
@@ -1819,7 +1841,7 @@ def control_nb(state, m, log, ctr):
     add_vp_nb(state, log, ctr, out[0], CAUSE.CONTROL, -1)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def immediate_victory_nb(state, cfg):
     """Index of the first ``[[victory.immediate]]`` condition met, -1 if none."""
     for t in range(cfg.imm_kind.shape[0]):
@@ -1838,7 +1860,7 @@ def immediate_victory_nb(state, cfg):
 # Ruleset options of the end of an operation phase (docs/rules.md "EatS variant")
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
               destroyed_ever):
     """EatS II.3 Germany (ruleset ``[internment]``, reading V11): every block of
@@ -1900,7 +1922,7 @@ def intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, waiting):
     """EatS II.4.2 "Garrisons are placed in supplied key towns during the Supply Phase, after
     checking supply" (``garrison.place_in_supply_phase``, reading V6): after the supply check of an
@@ -1926,7 +1948,7 @@ def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, wai
                 log_event_nb(log, ctr, state, EVENT.GARRISON_PLACED, s, i, -1, -1, 0, CAUSE.SUPPLY)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cap_saved_cubes_nb(state, cap, log, ctr):
     """EatS X "One front can't have more than 10 Reinforcements Points" (reading V8).
 
@@ -1950,7 +1972,7 @@ def cap_saved_cubes_nb(state, cap, log, ctr):
             log_event_nb(log, ctr, state, EVENT.CUBES_DROPPED, s, -1, f, -1, dropped, 1)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def front_build_pairs_only_nb(m, side, front, k, build_b, build_a):
     """EatS X (``reinforcement.saved_cubes_per_front``, reading V8): the RP of one front build on
     that front — drops the pairs of ``legal_build_pairs_nb`` (``build_b[:k]`` / ``build_a[:k]``)
@@ -1969,7 +1991,7 @@ def front_build_pairs_only_nb(m, side, front, k, build_b, build_a):
     return j
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def home_builds_only_nb(state, m, side, bmask):
     """EatS X.3, X.4 (``reinforcement.own_nation_builds_at_supply_source_only``, reading V9): blocks
     of the side's own nation are recreated or taken from the reserve only in Warsaw (Poles) or an
@@ -1989,7 +2011,7 @@ def home_builds_only_nb(state, m, side, bmask):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def home_build_pairs_only_nb(state, m, side, k, build_b, build_a):
     """:func:`home_builds_only_nb` on the pair lists of ``legal_build_pairs_nb`` (``build_b[:k]`` /
     ``build_a[:k]``): drops the pairs it would clear, keeping the order; returns how many are left."""
@@ -2010,7 +2032,7 @@ def home_build_pairs_only_nb(state, m, side, k, build_b, build_a):
 # SoE 8.0–8.5: reinforcement phase
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_policy, log, ctr, blocks, enemy, src,
                            depot, depot_dist):
     """SoE 8.0: garrisons (8.1), then per side (Poles first, G6) combines (8.2), then strengthening
@@ -2045,7 +2067,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     for s in range(2):
         for i in range(n_areas):
             if elig[s, i]:
-                feat = feat_buffer_nb(policies, s, 2)
+                feat = feat_buffer_nb(policies, s, 2, ctr)
                 if feat.shape[0] > 0:
                     pnb.fill_garrison_features_nb(m, i, feat)
                 want[s, i] = decide_nb(policies, s, DECISION.GARRISON, 2, feat, rng_policy, ctr, cfg) == 0
@@ -2077,7 +2099,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                        active, comb_d, comb_b)
             if k == 0:
                 break
-            feat = feat_buffer_nb(policies, s, k + 1)
+            feat = feat_buffer_nb(policies, s, k + 1, ctr)
             if feat.shape[0] > 0:
                 pnb.fill_combine_pair_features_nb(state, comb_d, comb_b, k + 1, feat)
             j = decide_nb(policies, s, DECISION.COMBINE, k + 1, feat, rng_policy, ctr, cfg)
@@ -2139,7 +2161,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                     k2 = front_build_pairs_only_nb(m, s, p_front, k2, build_b, build_a)  # EatS X: a front's RP (V8)
                 if k1 + k2 == 0:
                     break
-                feat = feat_buffer_nb(policies, s, 1 + k1 + k2)
+                feat = feat_buffer_nb(policies, s, 1 + k1 + k2, ctr)
                 if feat.shape[0] > 0:
                     pnb.fill_reinforce_pair_features_nb(state, orders, m, policies, s, smask, build_b, build_a, k2,
                                                         front_line, 1 + k1 + k2, feat)
@@ -2197,7 +2219,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
 # End of the scenario
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _holds_nb(state, m, side, area):
     """A key city is held by its controller (SoE 1.3); any other area when no enemy block is in it."""
     if m.garrison[area]:
@@ -2209,7 +2231,7 @@ def _holds_nb(state, m, side, area):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def score_objectives_nb(state, m, cfg, destroyed_ever, log, ctr):
     """Scenario ``[[objective]]`` VP at the end: ``hold_area`` / ``capture_area`` when the side holds
     every listed area; ``eliminate_blocks``: ``vp`` per listed block destroyed or eliminated at any
@@ -2244,7 +2266,7 @@ def score_objectives_nb(state, m, cfg, destroyed_ever, log, ctr):
 # Invariants (the fuzzer)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
     """First violated invariant (``VIOLATION.*``), 0 when all hold. Called at the end of a phase."""
     nbk = state.block_side.shape[0]
@@ -2287,7 +2309,7 @@ def check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
     return VIOLATION.NONE
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
     ctr[C_PHASES] += 1
     if cfg.log_detail:
@@ -2295,7 +2317,7 @@ def _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
     _record_invariants_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _record_invariants_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
     """Check the invariants (when asked) and count a violation, remembering the first one."""
     if cfg.check_invariants and ctr[C_ABORT] != ABORT.LOG_FULL:
@@ -2313,7 +2335,7 @@ def _record_invariants_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
 # The round loop
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def default_params_nb(ids):
     """(2, N_PARAMS) float64: the default parameter row of each side's policy id
     (:data:`~soe_sim.engine.game.policies.DEFAULT_PARAMS`)."""
@@ -2326,7 +2348,7 @@ def default_params_nb(ids):
     return params
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def play_game_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log, ctr, out):
     """:func:`play_game_params_nb` with each side's default parameters (``policies`` = the two
     policy ids, int64 (2,))."""
@@ -2334,7 +2356,7 @@ def play_game_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rn
                                default_params_nb(policies), rng_chance, rng_policy, log, ctr, out)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, rng_chance,
                         rng_policy, log, ctr, out):
     """Play ``state`` / ``cs`` (changed in place) from the scenario's start to its end (SoE 5.0).
@@ -2373,7 +2395,7 @@ class GameScratch(NamedTuple):
     mv_detach: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def new_game_scratch_nb(state, orders, m):
     """The :class:`GameScratch` of games on ``state``'s block universe and map ``m``."""
     n_areas = state.control.shape[0]
@@ -2390,7 +2412,7 @@ def new_game_scratch_nb(state, orders, m):
                        np.empty(mv_cap, dtype=np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, scratch, rng_chance,
                           rng_policy, log, ctr, out):
     """:func:`play_game_params_nb` with the game's
@@ -2433,11 +2455,11 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
     wd_mode = np.zeros(n_areas, dtype=np.int64)
     reorg_rows = np.empty(nbk, dtype=np.int64)
     ew = new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp, snap_garrison,
-                           elim_ever, destroyed_ever)  # G3: the game's own active_nations and event scratch
+                           elim_ever, destroyed_ever, orders.order_type.shape[0])  # G3: the game's own active_nations and event scratch
     garrison_phase0 = np.empty(n_areas, dtype=state.garrison_side.dtype)
     garrison_waiting = np.zeros(n_areas, dtype=np.bool_)  # EatS II.4.2: eliminated this round (V6)
     cube_cap = rr.max_saved_cubes_per_front  # EatS X: per (side, front) pool (V8); 0: no cap
-    lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0])  # SoE 9.0
+    lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0], m.adj_indices.shape[0])  # SoE 9.0
     ptabs0 = scratch.ptabs0
     ptabs1 = scratch.ptabs1
     ofc = scratch.ofc
@@ -2614,7 +2636,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
 # Many games in parallel
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def copy_state_nb(st):
     """A deep copy of a GameState inside numba (field order of the NamedTuple)."""
     return type(st)(st.block_roster.copy(), st.block_side.copy(), st.block_arm.copy(), st.block_class.copy(),
@@ -2626,7 +2648,7 @@ def copy_state_nb(st):
                     st.vp.copy(), st.initiative_side.copy(), st.initiative_level.copy(), st.cubes.copy())
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def copy_cards_nb(c):
     """A deep copy of a CardState inside numba (field order of the NamedTuple)."""
     return type(c)(c.location.copy(), c.use.copy(), c.pile.copy(), c.pile_top.copy(), c.pile_len.copy(),
@@ -2634,7 +2656,7 @@ def copy_cards_nb(c):
                    c.remove_after_event.copy(), c.battle_effect.copy())
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def new_log_nb(capacity):
     """An event log (a separate kernel: parfors cannot lower ``np.empty`` of a record dtype). Not
     zeroed: :func:`log_event_nb` writes every field of an entry before counting it, and nothing
@@ -2642,7 +2664,7 @@ def new_log_nb(capacity):
     return np.empty(capacity, dtype=EVENT_DTYPE)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def copy_orders_nb(o):
     """A deep copy of an OrderState inside numba (field order of the NamedTuple)."""
     return type(o)(o.order_side.copy(), o.order_front.copy(), o.order_type.copy(), o.order_area.copy(),
@@ -2652,7 +2674,7 @@ def copy_orders_nb(o):
                    o.moved.copy(), o.rail_moved.copy(), o.fought.copy(), o.detached.copy(), o.seen.copy())
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def with_etable_nb(cfg, etable):
     """``cfg`` with its ``etable`` field set (the parallel kernel receives the event table apart:
     a parfor cannot pass a NamedTuple nested in another one)."""
@@ -2665,7 +2687,7 @@ def with_etable_nb(cfg, etable):
                       etable, cfg.leaders, cfg.klintsy, cfg.log_detail)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=True)
 def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds, out):
     """:func:`play_games_nb` one game after the other, without the GIL (``cfg`` with its event
     table; ``pset``, ``scratch`` and the event ``log`` from :func:`batch_work_nb`): the engine's
@@ -2684,7 +2706,7 @@ def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, p
                               log, ctr, out[g])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def batch_work_nb(state0, cs0, orders0, m, cr, er, kr, policies, params, log_capacity):
     """What a thread playing a batch's games keeps from game to game: the
     :class:`~soe_sim.engine.game.policies.PolicySet` of the start (``policies`` / ``params``: the
@@ -2706,7 +2728,7 @@ _SS_MIX_MULT_R = 0x4973F715
 _M32 = 0xFFFFFFFF
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _ss_pool_nb(words, n_words, pool_size, pool):
     """``numpy.random.SeedSequence``'s entropy pool (``mix_entropy``) of the uint32 entropy words
     ``words[:n_words]`` (held in uint64)."""
@@ -2741,7 +2763,7 @@ def _ss_pool_nb(words, n_words, pool_size, pool):
             pool[i_dst] = r
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _ss_state64_nb(pool, pool_size):
     """``generate_state(1, dtype=uint64)[0]`` of a SeedSequence with entropy pool ``pool``."""
     hc = np.uint64(_SS_INIT_B)
@@ -2756,7 +2778,7 @@ def _ss_state64_nb(pool, pool_size):
     return w[0] | (w[1] << np.uint64(32))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def game_stream_seeds_nb(prefix, pool_size, start, out):
     """The stream seeds of games ``start .. start + out.shape[0] - 1`` of a batch: row ``g`` of ``out``
     (n, 3) uint64 = ``chunk_seeds(SeedSequence(entropy, spawn_key=key + (start + g,)), 3)``, i.e. child
@@ -2785,7 +2807,7 @@ def game_stream_seeds_nb(prefix, pool_size, start, out):
             out[g, j] = _ss_state64_nb(pool, pool_size)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, _nrt=True)
 def play_games_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, etable, policies, params, seeds, log_capacity,
                   out):
     """Play ``seeds.shape[0]`` games from the same start (``state0``, ``cs0`` unchanged).

@@ -260,7 +260,8 @@ class PolicySet(NamedTuple):
     :func:`attack_win_prob_nb` (a pure function of its packed inputs and of the game's deck
     distributions, so a remembered value is the value it would compute) · ``feat_buf`` float64
     (FEAT_ROWS, N_FEAT): storage of the decisions' feature matrices (``game.nb.feat_buffer_nb``; a
-    matrix lives from its decision's features to its choice).
+    matrix lives from its decision's features to its choice) · ``score_buf`` float64 (FEAT_ROWS,):
+    the scripted scores of a decision (``game.nb.decide_nb``; no allocation per decision).
     """
 
     ids: np.ndarray
@@ -274,14 +275,15 @@ class PolicySet(NamedTuple):
     wp_key: np.ndarray
     wp_val: np.ndarray
     feat_buf: np.ndarray
+    score_buf: np.ndarray
 
 
-FEAT_ROWS = 2048  # rows of PolicySet.feat_buf (larger decisions get their own matrix)
+FEAT_ROWS = 4096  # rows of PolicySet.feat_buf (a decision with more options aborts the game: game.nb.feat_buffer_nb)
 WP_SLOTS = 8192  # entries of the attack_win_prob_nb memo (open addressing, a power of two)
 WP_PROBES = 16  # slots tried before a value is computed without being remembered
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
     """The :class:`PolicySet` of a game (deck distributions from ``cs``; removed cards excluded)."""
     deck_val = np.zeros((2, 16), dtype=np.int64)
@@ -312,7 +314,7 @@ def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
                 deck_prob[s, q] /= tot
     return PolicySet(ids, params, deck_val, deck_prob, deck_n, hand_bonus, max_blocks, cr,
                      np.zeros(WP_SLOTS, dtype=np.int64), np.zeros(WP_SLOTS, dtype=np.float64),
-                     np.empty((FEAT_ROWS, N_FEAT), dtype=np.float64))
+                     np.empty((FEAT_ROWS, N_FEAT), dtype=np.float64), np.empty(FEAT_ROWS, dtype=np.float64))
 
 
 @njit(cache=True, _nrt=False)
@@ -332,7 +334,7 @@ def is_scripted_nb(pol, side):
 # What a side knows
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, unseen):
     """Per area: own blocks / SP, enemy blocks / known SP (seen blocks' SP, ``unknown_sp`` for the
     others, a garrison counted as 1 SP) and unseen enemy blocks, as ``side`` knows them."""
@@ -364,7 +366,7 @@ def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, 
             en_sp[a] += 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _adjacent_sum_nb(m, a, arr):
     t = 0.0
     for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
@@ -374,7 +376,7 @@ def _adjacent_sum_nb(m, a, arr):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _control_sign(state, side, a):
     c = state.control[a]
     if c == side:
@@ -384,7 +386,7 @@ def _control_sign(state, side, a):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def attack_win_prob_nb(pol, state, m, side, area, att_sp, att_half, def_sp, def_n, via):
     """Exact probability that ``side`` attacking ``area`` with ``att_sp`` SP (halved for a forced
     march) beats ``def_sp`` SP in ``def_n`` blocks (+ the area's enemy garrison, fortification of the
@@ -487,7 +489,7 @@ def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, 
 # Feature fillers (called by the loop only when wants_features_nb)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_card_features_nb(cs, side, cards, n, feat, col0):
     """Card columns of DISCARD (``col0`` = 1): orders, cubes, combat_mod, battle_card, historical."""
     for i in range(n):
@@ -505,7 +507,7 @@ def fill_card_features_nb(cs, side, cards, n, feat, col0):
         feat[i, col0 + 4] = 1.0 if cs.event_kind[side, c - 1] == EVENT_KIND.HISTORICAL else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _better_in_hand(cs, side, card):
     v = cs.combat_modifier[side, card - 1]
     k = 0
@@ -517,7 +519,7 @@ def _better_in_hand(cs, side, card):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_card_play_features_nb(cs, side, front, cards, uses, n, feat):
     hs = 0
     for c in range(cs.location.shape[1]):
@@ -548,7 +550,7 @@ def fill_first_features_nb(step, front, feat):
         feat[i, 2] = front
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _order_known_nb(state, orders, pol, side, known):
     """The per-area arrays of the ORDER features (``known`` (N_KNOWN, n_areas) float64): what
     ``side`` knows (:func:`known_areas_nb`) and whether all its blocks there are in supply."""
@@ -676,7 +678,7 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
         done[r] = True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
     """ORDER rows (``legal_orders_nb``): see :data:`FEATURES`. ``p_win``: for a Move To / Forced
     March To into an enemy area, the exact win probability of the own SP adjacent to it; for a Move
@@ -724,7 +726,7 @@ class OrderFeatureCache(NamedTuple):
     row0: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def new_order_feature_cache_nb(n_areas):
     nr = onb.N_ORDER_TYPES * n_areas
     return OrderFeatureCache(np.zeros(2, dtype=np.bool_), np.zeros((2, N_KNOWN, n_areas), dtype=np.float64),
@@ -840,13 +842,13 @@ class FeatScratch(NamedTuple):
     last_b: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def new_feat_scratch_nb(n_areas):
     return FeatScratch(np.zeros((N_KNOWN, n_areas), dtype=np.float64), np.zeros(n_areas, dtype=np.float64),
                        np.zeros(n_areas, dtype=np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off, rail,
                           feat):
     """MOVE / RAIL rows: row 0 is "stop" when ``off`` = 1, then one row per (block, dest, via, detach).
@@ -923,7 +925,7 @@ def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_bloc
                                       d, att, forced, en_sp[d], int(en_n[d]), via)  # attack_win_prob_nb
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_battle_features_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, combat, feat):
     """BATTLE_CARD (``combat`` False) and COMBAT_CARD rows; row 0 = no battle card / blind draw."""
     na = state.control.shape[0]
@@ -979,7 +981,7 @@ def fill_battle_features_nb(state, cs, orders, m, pol, side, area, attacker, car
                 feat[i, 7] = cs.battle_effect[side, c - 1, bnb.E_OWN_LOSS_REDUCTION]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_drawn_card_features_nb(drawn, drawn_mod, n, feat):
     """EatS IX.3 item 2 (reading V13): COMBAT_CARD after the draw. Every row gets ``after_draw`` = 1,
     ``drawn_card`` (the card drawn from the deck, 0 when the piles are empty) and ``drawn`` (its
@@ -991,7 +993,7 @@ def fill_drawn_card_features_nb(drawn, drawn_mod, n, feat):
     feat[0, 1] = drawn_mod
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_reorganize_features_nb(state, rows, n, feat):
     for i in range(n):
         b = rows[i]
@@ -1001,7 +1003,7 @@ def fill_reorganize_features_nb(state, rows, n, feat):
         feat[i, 3] = state.block_max_sp[b] - state.block_sp[b]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_garrison_features_nb(m, area, feat):
     feat[0, 0] = 1.0
     feat[1, 0] = 0.0
@@ -1010,7 +1012,7 @@ def fill_garrison_features_nb(m, area, feat):
         feat[i, 2] = m.vp[area]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_combine_features_nb(state, comb, n, feat):
     """COMBINE rows: row 0 = pass, then absorptions in (absorber, absorbed) index order."""
     feat[0, 0] = 1.0
@@ -1030,7 +1032,7 @@ def fill_combine_features_nb(state, comb, n, feat):
                 feat[t, 6] = min(state.block_sp[b], state.block_max_sp[d] - state.block_sp[d])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_combine_pair_features_nb(state, comb_d, comb_b, n, feat):
     """:func:`fill_combine_features_nb` from the pair lists of
     ``reinforce.nb.legal_combine_pairs_nb`` (row ``t`` = pair ``t - 1``): the same rows."""
@@ -1046,7 +1048,7 @@ def fill_combine_pair_features_nb(state, comb_d, comb_b, n, feat):
         feat[t, 6] = min(state.block_sp[b], state.block_max_sp[d] - state.block_sp[d])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b, build_a, n_builds, front_line, n,
                                     feat):
     """REINFORCE features: row 0 = pass, then one row per strengthenable block of ``smask``, then
@@ -1094,7 +1096,7 @@ def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b,
 # --- card events (SoE 7.13, 7.1 item 6) -----------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def event_value_nb(state, cs, orders, pol, table, side, card, ctx, out):
     """What ``side``'s event ``card`` would gain in context ``ctx`` (events.nb ``X_*``), as ``side``
     knows it: ``out[0..5]`` = VP, enemy SP lost, cards drawn, initiative points, cubes, own SP brought
@@ -1144,7 +1146,7 @@ def event_value_nb(state, cs, orders, pol, table, side, card, ctx, out):
     return 2.0 * out[0] + out[1] + 0.5 * out[2] + out[3] + pr[P_CUBES_WEIGHT] * (out[4] + out[5])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_card_play_event_features_nb(state, cs, orders, pol, table, side, front, cards, uses, n, feat):
     """CARD_PLAY column ``event_value`` (:func:`event_value_nb`) of the ``USE_EVENT`` rows."""
     ctx = np.empty(enb.N_X, dtype=np.int64)
@@ -1155,7 +1157,7 @@ def fill_card_play_event_features_nb(state, cs, orders, pol, table, side, front,
             feat[i, 8] = event_value_nb(state, cs, orders, pol, table, side, cards[i], ctx, tmp)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_reaction_features_nb(state, cs, orders, pol, table, side, ctx, rcards, n, feat):
     """REACTION rows: row 0 = pass, row ``i`` = reaction card ``rcards[i - 1]`` with its
     :func:`event_value_nb` and what the card is otherwise worth (orders, cubes, combat modifier)."""
@@ -1175,7 +1177,7 @@ def fill_reaction_features_nb(state, cs, orders, pol, table, side, ctx, rcards, 
         feat[i, 11] = cs.combat_modifier[side, c - 1]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_event_target_features_nb(state, orders, m, pol, table, side, card, ctx, targets, n, feat):
     """EVENT_TARGET rows (``events.nb.legal_event_targets_nb``): an area (Desertions, ``reinforce``:
     ``friendly`` = 1 for a placement) or an enemy block (``block_sp`` as known, ``loss`` the SP it
@@ -1232,7 +1234,7 @@ def fill_event_target_features_nb(state, orders, m, pol, table, side, card, ctx,
 # --- leader orders (SoE 9.0) ---------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_leader_features_nb(state, orders, m, pol, leaders, side, r_leader, r_type, r_area, r_block, n, feat):
     """LEADER rows: row 0 = pass (type -1), row ``i`` = ``leaders.nb.legal_leader_orders_nb`` row
     ``i - 1``. Columns 0–15 are those of an ORDER row for the same (type, area)
@@ -1247,7 +1249,7 @@ def fill_leader_features_nb(state, orders, m, pol, leaders, side, r_leader, r_ty
     _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_block, n, feat)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_leader_features_cached_nb(state, orders, m, pol, leaders, side, r_leader, r_type, r_area, r_block, n, feat,
                                    cache):
     """:func:`fill_leader_features_nb` with ``side``'s arrays of the game's
@@ -1303,7 +1305,7 @@ def _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_bl
 # --- battle order, advance, withdrawal loss, order of execution (SoE 7.4, 7.43, 7.2, 7.3) ---------
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_battle_order_features_nb(state, orders, m, pol, side, areas, sizes, n, feat):
     """BATTLE_ORDER rows: the equal-size battles ``areas[:n]`` the initiative holder ``side`` may
     fight next (SoE 7.4). ``p_win``: ``side``'s exact chance to win the battle with blind draws, from
@@ -1336,7 +1338,7 @@ def fill_battle_order_features_nb(state, orders, m, pol, side, areas, sizes, n, 
                                                   int(own_n[a]), -1)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_advance_features_nb(state, orders, m, pol, side, area, blocks, n, feat):
     """ADVANCE rows (SoE 7.43): row 0 = stop (every remaining block stays in ``area``), row ``i`` =
     send ``blocks[i - 1]`` back to the area it came from (``back``). ``staying`` = own blocks in the
@@ -1373,7 +1375,7 @@ def fill_advance_features_nb(state, orders, m, pol, side, area, blocks, n, feat)
         feat[i, 7] = _adjacent_sum_nb(m, back, en_sp)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_withdraw_loss_features_nb(state, blocks, n, feat):
     """WITHDRAW_LOSS rows (SoE 7.2 "lose 1SP from any one block"): the withdrawing blocks."""
     for i in range(n):
@@ -1386,7 +1388,7 @@ def fill_withdraw_loss_features_nb(state, blocks, n, feat):
         feat[i, 5] = 1.0 if state.block_arm[b] == ARM.CAVALRY else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, n, feat):
     """EXEC_ORDER rows (SoE 7.3 "in any order"): the side's placed orders of the group, in placement
     order (``rank``). ``movers``: distinct blocks that could execute the order now (a block may be
@@ -1399,7 +1401,7 @@ def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, 
                                         onb.new_move_scratch_nb(nbk, m))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def fill_exec_order_features_scratch_nb(state, orders, m, orules, pol, side, order_ids, n, feat, mb, md, mv, mx,
                                         mscr):
     """:func:`fill_exec_order_features_nb` (the same values) with the caller's move rows ``mb``,
@@ -1641,13 +1643,13 @@ def argmax_tie_nb(scores, n, rng):
 # Dispatch
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def random_policy_nb(decision_kind, n_options, rng):
     """Uniform over ``0..n_options-1`` (one draw of ``rng``)."""
     return rand_below_nb(rng, n_options)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def choose_nb(policy_id, decision_kind, n_options, rng):
     """Feature-free choice (the loop's original entry, kept for tests and tools): the random policy.
 

@@ -128,10 +128,12 @@ def leader_table(state, roster=None, rules=None, scenario=None) -> np.ndarray:
     return table
 
 
-def new_leader_work(state, table, orders) -> LeaderWork:
-    """A :class:`~soe_sim.engine.leaders.nb.LeaderWork` for one game (nobody's ability used)."""
+def new_leader_work(state, table, orders, game_map) -> LeaderWork:
+    """A :class:`~soe_sim.engine.leaders.nb.LeaderWork` for one game on ``game_map`` (nobody's
+    ability used)."""
     return nb.new_leader_work_nb(np.asarray(table, dtype=np.int64), int(state.control.shape[0]),
-                                 int(state.block_side.shape[0]), int(orders.order_type.shape[0]))
+                                 int(state.block_side.shape[0]), int(orders.order_type.shape[0]),
+                                 int(game_map.arrays.adj_indices.shape[0]))
 
 
 def legal_leader_orders(state, orders, game_map, orules, table, used, side, window) -> list[tuple]:

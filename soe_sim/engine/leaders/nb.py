@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from soe_sim.data.enums import LINK
-from soe_sim.engine.nb import UNREACHED, enterable_nb, reach_into_nb, side_depots_nb
+from soe_sim.engine.nb import UNREACHED, enterable_nb, reach_into_nb, side_depots_into_nb
 from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import STATUS
 
@@ -70,14 +70,14 @@ _OUT_MASK = ((1 << onb.FORCED_MARCH_OUT) | (1 << onb.MOVE_OUT) | (1 << onb.WITHD
              | (1 << onb.REORGANIZE) | (1 << onb.RAIL_TRANSPORT))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_out_type_nb(t):
     """Order types given to the blocks of their own area (Forced March Out, Move Out, Withdraw,
     Defend, Reorganize, Rail Transport): a leader order of such a type countermands (L5)."""
     return t >= 0 and ((_OUT_MASK >> t) & 1) != 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def group_nb(t):
     """Position of an order type in the execution sequence of SoE 7.3: 0 forced marches, 1 Recon,
     2 moves, 3 Withdraw, 4 battles (Defend Area is revealed there), 5 Reorganize, 6 Rail Transport."""
@@ -96,7 +96,7 @@ def group_nb(t):
     return 6
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def groups_done_nb(window):
     """Execution groups (:func:`group_nb`) already over when ``window`` opens."""
     if window == LW_BEFORE_FORCED:
@@ -108,7 +108,7 @@ def groups_done_nb(window):
     return 5
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def executes_now_nb(ability, order_type, window):
     """Reading L3: a leader order is carried out at once when its type's group of SoE 7.3 is already
     over (it would never be executed otherwise) and always for Sikorski's Recon ("The Recon takes
@@ -119,7 +119,7 @@ def executes_now_nb(ability, order_type, window):
     return group_nb(order_type) < groups_done_nb(window)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def any_leader_nb(leaders):
     """True when some block of the table has an ability (False: leaders off or none in the game)."""
     for b in range(leaders.shape[0]):
@@ -128,13 +128,13 @@ def any_leader_nb(leaders):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _window_ok_nb(ability, window):
     # SoE 9.0: "None may be given once battles are being resolved (except for Sikorski's 'Recon')."
     return window < LW_AFTER_BATTLES or ability == ABILITY.RECON
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def ready_leaders_nb(block_status, block_side, block_area, front, leaders, used, side, window, out):
     """``out[b]``: leader ``b`` can give his order now — ``side``'s leader on the map with an ability,
     not used this round (SoE 9.0 "once per round"), on his ability's front (``front`` = the map's
@@ -155,7 +155,7 @@ def ready_leaders_nb(block_status, block_side, block_area, front, leaders, used,
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def command_range_nb(m, side, start, rng, out_dist, queue):
     """Areas within ``rng`` links of ``start`` (SoE 9.0 "within 2 areas of his position"; reading L4):
     links are counted across anything (friendly, empty or enemy areas, as for a Recon, SoE 7.2),
@@ -183,7 +183,7 @@ def command_range_nb(m, side, start, rng, out_dist, queue):
     return tail
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _same_type_blocks_nb(order_side, order_area, order_type, order_status, n_ord, side, t, area, ability):
     """SoE 7.2 "never two of the same type of order" in an area (reading L5): a leader order of type
     ``t`` is refused where the side has a non-removed order of that type, unless it countermands it
@@ -200,7 +200,7 @@ def _same_type_blocks_nb(order_side, order_area, order_type, order_status, n_ord
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window, out_leader, out_type, out_area,
                            out_block):
     """The leader orders ``side`` may give now (SoE 9.0; readings L1–L7), one row per (leader, type,
@@ -227,13 +227,70 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
     No row of a type the side already has on that area (:func:`_same_type_blocks_nb`). Windows: only
     Sikorski after the battles. Returns the row count (rows beyond the out arrays are dropped).
     """
+    return legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side, window, out_leader, out_type,
+                                          out_area, out_block,
+                                          new_leader_scratch_nb(state.block_side.shape[0], m.front.shape[0],
+                                                                m.adj_indices.shape[0]))
+
+
+class LeaderScratch(NamedTuple):
+    """Scratch of :func:`legal_leader_orders_scratch_nb` (every array reset by it before use):
+    bool ``ready`` / ``free`` (n_blocks,), int32 ``cnt`` (2, n_areas), bool ``enemy`` (2, n_areas),
+    bool ``eb`` (n_links,), int64 ``counts`` (6, n_areas) (free blocks, free in supply, executed
+    nothing, began there, could reorganize, could go by rail), bool ``flags`` (4, n_areas) (has a
+    destination, Move To / Forced March To reachable, rail), int32 ``dist`` / ``queue`` /
+    ``src_row`` / ``depot_dist`` / ``rdist`` / ``rqueue`` (n_areas,), int64 ``max_move`` (2,
+    n_areas), bool ``depot_row`` / ``seeds`` (n_areas,), int64 ``rareas`` (n_areas,), bool ``rel``
+    (n_areas,) the areas in range of a ready ANY_ORDER leader, int32 ``hop`` (n_areas,) links to
+    them."""
+
+    ready: np.ndarray
+    free: np.ndarray
+    cnt: np.ndarray
+    enemy: np.ndarray
+    eb: np.ndarray
+    counts: np.ndarray
+    flags: np.ndarray
+    dist: np.ndarray
+    queue: np.ndarray
+    src_row: np.ndarray
+    depot_dist: np.ndarray
+    rdist: np.ndarray
+    rqueue: np.ndarray
+    max_move: np.ndarray
+    depot_row: np.ndarray
+    seeds: np.ndarray
+    rareas: np.ndarray
+    rel: np.ndarray
+    hop: np.ndarray
+
+
+@njit(cache=True, _nrt=True)
+def new_leader_scratch_nb(n_blocks, n_areas, n_links):
+    n = n_areas
+    return LeaderScratch(np.zeros(n_blocks, dtype=np.bool_), np.zeros(n_blocks, dtype=np.bool_),
+                         np.zeros((2, n), dtype=np.int32), np.zeros((2, n), dtype=np.bool_),
+                         np.zeros(n_links, dtype=np.bool_), np.zeros((6, n), dtype=np.int64),
+                         np.zeros((4, n), dtype=np.bool_), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32),
+                         np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32),
+                         np.zeros(n, dtype=np.int32), np.zeros((2, n), dtype=np.int64), np.zeros(n, dtype=np.bool_),
+                         np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.bool_),
+                         np.zeros(n, dtype=np.int32))
+
+
+@njit(cache=True, _nrt=False)
+def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side, window, out_leader, out_type,
+                                   out_area, out_block, scr):
+    """:func:`legal_leader_orders_nb` with the caller's :class:`LeaderScratch` ``scr`` (no
+    allocation, so the game loop calls it without reference counting)."""
     # the named tuples are unpacked into local arrays: a helper taking ``state`` / ``orders`` costs a
     # refcount update per array of the tuple at every call (see orders.nb)
     nbk = state.block_side.shape[0]
     bst = state.block_status
     bs = state.block_side
     ba = state.block_area
-    ready = np.zeros(nbk, dtype=np.bool_)
+    ready = scr.ready
+    ready[:] = False
     if ready_leaders_nb(bst, bs, ba, m.front, leaders, used, side, window, ready) == 0:
         return 0
     executed = orders.executed
@@ -247,27 +304,30 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
     ip = m.adj_indptr
     ix = m.adj_indices
     el = m.eastern_link
-    cnt = np.zeros((2, n), dtype=np.int32)
-    enemy = np.zeros((2, n), dtype=np.bool_)
+    cnt = scr.cnt
+    enemy = scr.enemy
     onb.presence_nb(state, cnt, enemy)
-    eb = np.zeros(ix.shape[0], dtype=np.bool_)
+    eb = scr.eb
+    eb[:] = False
     onb.edge_blocked_nb(state, m, side, cnt, eb)
     room = orders.n_orders[0] < orders.order_type.shape[0]
 
     # per area: blocks that could execute an order given to their own area
-    out_n = np.zeros(n, dtype=np.int64)  # free blocks (Move Out)
-    fmo_n = np.zeros(n, dtype=np.int64)  # free blocks in supply (Forced March Out)
-    wd_n = np.zeros(n, dtype=np.int64)  # blocks that executed nothing (Withdraw)
-    def_n = np.zeros(n, dtype=np.int64)  # began the phase there, executed nothing (Defend)
-    reorg_n = np.zeros(n, dtype=np.int64)  # could reorganize (Reorganize order)
-    rail_n = np.zeros(n, dtype=np.int64)  # could go by rail (Rail Transport)
+    scr.counts[:, :] = 0
+    out_n = scr.counts[0]  # free blocks (Move Out)
+    fmo_n = scr.counts[1]  # free blocks in supply (Forced March Out)
+    wd_n = scr.counts[2]  # blocks that executed nothing (Withdraw)
+    def_n = scr.counts[3]  # began the phase there, executed nothing (Defend)
+    reorg_n = scr.counts[4]  # could reorganize (Reorganize order)
+    rail_n = scr.counts[5]  # could go by rail (Rail Transport)
     any_order = False
     for b in range(nbk):
         if ready[b] and leaders[b, LT_ABILITY] == ABILITY.ANY_ORDER:
             any_order = True
     # "The order may only be executed by blocks that have not executed any other order already this
     # phase" (SoE 9.0), with the orders module's conditions for a move (pinned, detached; O3, O4)
-    free = np.zeros(nbk, dtype=np.bool_)
+    free = scr.free
+    free[:] = False
     for b in range(nbk):
         if bst[b] != STATUS.ON_MAP or bs[b] != side:
             continue
@@ -289,7 +349,8 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
                     reorg_n[a] += 1
                 if sup and not moved[b] and not fought[b] and not detached[b] and not rail_moved[b]:
                     rail_n[a] += 1
-    has_dest = np.zeros(n, dtype=np.bool_)
+    scr.flags[:, :] = False
+    has_dest = scr.flags[0]
     for a in range(n):
         if out_n[a] == 0:
             continue
@@ -300,22 +361,62 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
                 break
     # Move To / Forced March To: movement distances from every area holding free blocks in supply
     # (SoE 7.31: a move ends in the first enemy area; links closed by incoming enemy blocks, O5)
-    to_mt = np.zeros(n, dtype=np.bool_)
-    to_fmt = np.zeros(n, dtype=np.bool_)
-    has_rail = np.zeros(n, dtype=np.bool_)
+    to_mt = scr.flags[1]
+    to_fmt = scr.flags[2]
+    has_rail = scr.flags[3]
     if any_order:
-        dist = np.full(n, UNREACHED, dtype=np.int32)
-        queue = np.empty(n, dtype=np.int32)
-        max_mt = np.zeros(n, dtype=np.int64)
-        max_fm = np.zeros(n, dtype=np.int64)
+        dist = scr.dist
+        dist[:] = UNREACHED
+        queue = scr.queue
+        scr.max_move[:, :] = 0
+        max_mt = scr.max_move[0]
+        max_fm = scr.max_move[1]
         for b in range(nbk):
             if free[b] and insup[b]:
                 a = ba[b]
                 max_mt[a] = max(max_mt[a], onb.allowance_nb(orules, state.block_arm[b], False))
                 max_fm[a] = max(max_fm[a], onb.allowance_nb(orules, state.block_arm[b], True))
+        # Move To / Forced March To and Rail rows are listed only in the command range of a ready
+        # ANY_ORDER leader (``rel``): a search starts only from an area whose link count to ``rel``
+        # (``hop``, over every link: no move is shorter) is within its blocks' allowance, and the
+        # depots are computed only when an area of ``rel`` could go by rail. The rows are those of
+        # a search from every area.
+        rel = scr.rel
+        rel[:] = False
+        scr.rdist[:] = UNREACHED
+        for L in range(nbk):
+            if ready[L] and leaders[L, LT_ABILITY] == ABILITY.ANY_ORDER:
+                nr = command_range_nb(m, side, ba[L], leaders[L, LT_RANGE], scr.rdist, scr.rqueue)
+                for p in range(nr):
+                    x = scr.rqueue[p]
+                    scr.rdist[x] = UNREACHED
+                    rel[x] = True
+        max_depth = 0
+        for a in range(n):
+            max_depth = max(max_depth, max_mt[a], max_fm[a])
+        hop = scr.hop
+        hop[:] = UNREACHED
+        tail = 0
+        for i in range(n):
+            if rel[i]:
+                hop[i] = 0
+                queue[tail] = i
+                tail += 1
+        head = 0
+        while head < tail:  # the map's links are symmetric (data.map): distance to = distance from
+            u = queue[head]
+            head += 1
+            if hop[u] >= max_depth:
+                continue
+            for e in range(ip[u], ip[u + 1]):
+                v = ix[e]
+                if hop[v] == UNREACHED:
+                    hop[v] = hop[u] + 1
+                    queue[tail] = v
+                    tail += 1
         for a in range(n):
             depth = max(max_mt[a], max_fm[a])
-            if depth <= 0:
+            if depth <= 0 or hop[a] == UNREACHED or hop[a] > depth:
                 continue
             k = reach_into_nb(ip, ix, m.adj_kind, eb, el, enemy[side], side, a, depth, False, dist, 0, dist, queue)
             for p in range(1, k):
@@ -329,16 +430,17 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
         # Rail Transport (SoE 7.6): a first rail link into an in-supply area clear of the enemy (O2)
         need_rail = False
         for a in range(n):
-            if rail_n[a] > 0:
+            if rail_n[a] > 0 and rel[a]:
                 need_rail = True
         if need_rail and orules.rail_max_areas >= 1:
-            src_row = np.empty(n, dtype=np.int32)
-            depot_row = np.zeros(n, dtype=np.bool_)
-            dd = np.empty(n, dtype=np.int32)
-            side_depots_nb(ip, ix, el, m.supply_source, m.garrison, state.control, enemy, side, src_row, depot_row,
-                           dd)
+            src_row = scr.src_row
+            depot_row = scr.depot_row
+            depot_row[:] = False
+            dd = scr.depot_dist
+            side_depots_into_nb(ip, ix, el, m.supply_source, m.garrison, state.control, enemy, side, src_row,
+                                depot_row, dd, scr.seeds, scr.queue)
             for a in range(n):
-                if rail_n[a] == 0:
+                if rail_n[a] == 0 or not rel[a]:
                     continue
                 for e in range(ip[a], ip[a + 1]):
                     v = ix[e]
@@ -348,9 +450,10 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
                         has_rail[a] = True
                         break
 
-    rdist = np.full(n, UNREACHED, dtype=np.int32)
-    rqueue = np.empty(n, dtype=np.int32)
-    rareas = np.empty(n, dtype=np.int64)
+    rdist = scr.rdist
+    rdist[:] = UNREACHED
+    rqueue = scr.rqueue
+    rareas = scr.rareas
     k = 0
     cap = out_leader.shape[0]
     o_side = orders.order_side
@@ -425,7 +528,7 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mark_used_nb(orders, used, side, leader):
     """SoE 9.0: the leader's ability is used for this round (the block is rotated 1/4 turn) and he is
     revealed to the opponent."""
@@ -433,7 +536,7 @@ def mark_used_nb(orders, used, side, leader):
     orders.seen[1 - side, leader] = True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def countermand_nb(orders, side, area, order_type, out_ids):
     """SoE 9.0 "a Leader Order can be given to a block(s) that already has an order, which is
     countermanded and taken off of the map" (reading L5): a leader order of an out type on ``area``
@@ -455,7 +558,7 @@ def countermand_nb(orders, side, area, order_type, out_ids):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def place_leader_order_nb(orders, m, side, order_type, area):
     """Put a leader's order on the map (reading L1): a new order row of ``side`` on ``area``'s front,
     placed and unexecuted, its marker counted in ``pool_used`` (it goes back like any other when
@@ -476,7 +579,7 @@ def place_leader_order_nb(orders, m, side, order_type, area):
     return o
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def reorganize_now_nb(state, orders, orules, block):
     """Stalin (SoE 9.0 "May immediately reorganize a block by 1SP in his area"; reading L6): the block
     gains ``reorganize_gain`` SP up to its maximum at once and counts as having executed an order
@@ -489,7 +592,7 @@ def reorganize_now_nb(state, orders, orules, block):
     return gain
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def full_strength_nb(orders, leaders, order_leader):
     """Budyonny (SoE 9.0 "These blocks fight at full strength"): the blocks that executed a Forced
     March order given by a leader with the ``FORCED_MARCH_OUT_FULL_STRENGTH`` ability lose their
@@ -507,7 +610,8 @@ class LeaderWork(NamedTuple):
     """Per-game leader scratch (:func:`new_leader_work_nb`): ``used`` (n_blocks,) the leaders whose
     ability is spent this round; ``order_leader`` (order capacity,) the leader who gave each order
     of the phase (-1: a placed order); option rows ``r_leader``, ``r_type``, ``r_area``,
-    ``r_block``; ``removed`` (order capacity,) countermanded order ids."""
+    ``r_block``; ``removed`` (order capacity,) countermanded order ids; ``scr`` the
+    :class:`LeaderScratch` of :func:`legal_leader_orders_scratch_nb`."""
 
     used: np.ndarray
     order_leader: np.ndarray
@@ -516,9 +620,10 @@ class LeaderWork(NamedTuple):
     r_area: np.ndarray
     r_block: np.ndarray
     removed: np.ndarray
+    scr: LeaderScratch
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def leader_rows_capacity_nb(leaders, n_areas, n_blocks):
     """Rows that always suffice for :func:`legal_leader_orders_nb` with this table."""
     k = 0
@@ -528,9 +633,10 @@ def leader_rows_capacity_nb(leaders, n_areas, n_blocks):
     return max(k, 1) * (onb.N_ORDER_TYPES * n_areas + n_blocks) + 1
 
 
-@njit(cache=True)
-def new_leader_work_nb(leaders, n_areas, n_blocks, order_capacity):
+@njit(cache=True, _nrt=True)
+def new_leader_work_nb(leaders, n_areas, n_blocks, order_capacity, n_links):
     cap = leader_rows_capacity_nb(leaders, n_areas, n_blocks)
     return LeaderWork(np.zeros(n_blocks, dtype=np.bool_), np.full(order_capacity, -1, dtype=np.int64),
                       np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
-                      np.empty(cap, dtype=np.int64), np.empty(order_capacity, dtype=np.int64))
+                      np.empty(cap, dtype=np.int64), np.empty(order_capacity, dtype=np.int64),
+                      new_leader_scratch_nb(n_blocks, n_areas, n_links))

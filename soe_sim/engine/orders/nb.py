@@ -113,28 +113,28 @@ _BRIGADE = int(UnitClass.BRIGADE)
 # small helpers
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_move_type_nb(t):
     return t == FORCED_MARCH_TO or t == FORCED_MARCH_OUT or t == MOVE_TO or t == MOVE_OUT
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_forced_nb(t):
     return t == FORCED_MARCH_TO or t == FORCED_MARCH_OUT
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_to_type_nb(t):
     return t == FORCED_MARCH_TO or t == MOVE_TO
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_area_bound_nb(t):
     """Orders that need a block to stay in their area until after the moves (O7)."""
     return t == WITHDRAW or t == DEFEND or t == REORGANIZE or t == RAIL_TRANSPORT
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def allowance_nb(orules, arm, forced):
     """Areas a block may move (SoE 2.0, 7.2, 7.31, 9.0: leaders move as cavalry)."""
     if arm == ARM.INFANTRY:
@@ -144,13 +144,13 @@ def allowance_nb(orules, arm, forced):
     return orules.forced_leader if forced else orules.move_leader
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def presence_nb(state, out_cnt, out_enemy):
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
                       out_cnt, out_enemy)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def edge_blocked_nb(state, map_arrays, side, cnt, out):
     """Links closed to ``side`` by incoming enemy blocks (SoE 7.31, 7.32; reading O5).
 
@@ -178,7 +178,7 @@ def edge_blocked_nb(state, map_arrays, side, cnt, out):
                 out[e] = True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _pool_brigade(state, b, sp):
     """A force-pool brigade of ``b``'s side, nation and arm that can hold ``sp`` (SoE 2.2; O10)."""
     for r in range(state.block_side.shape[0]):
@@ -192,7 +192,7 @@ def _pool_brigade(state, b, sp):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def max_detach_nb(state, orules, b):
     """Largest detachment a block may leave behind (0: none; SoE 2.2)."""
     return _max_detach_arr(state.block_side, state.block_class, state.block_nation, state.block_arm,
@@ -200,7 +200,7 @@ def max_detach_nb(state, orules, b):
                            orules.detachment_max_sp, b)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _max_detach_arr(block_side, block_class, block_nation, block_arm, block_status, block_sp, block_max_sp,
                     detachments, detachment_max_sp, b):
     """:func:`max_detach_nb` on the state's arrays: one pass over the force pool for the largest
@@ -229,7 +229,7 @@ def _max_detach_arr(block_side, block_class, block_nation, block_arm, block_stat
 # phase reset, hidden information, battle helpers
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def reset_phase_nb(state, orders, keep_seen):
     """Start of an operation phase (SoE 7.0): no orders, cleared block flags, every block's
     ``block_prev_area = -1`` and ``block_arrival = 0``. Each side sees its own blocks; enemy blocks
@@ -307,7 +307,7 @@ def _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t, i, b):
     return ok
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, start_slot, match_block,
              match_slot, blocks, n_blocks_side, visited, from_slot, queue):
     """Find an augmenting path from order ``start_slot`` (bipartite matching orders ↔ blocks; each
@@ -402,6 +402,7 @@ class PlacementTables(NamedTuple):
     movable_slot: np.ndarray
     same: np.ndarray
     cap_ok: np.ndarray
+    row_allow: np.ndarray
 
 
 M_NF = 0  # PlacementTables.meta: areas holding the side's blocks
@@ -409,7 +410,7 @@ M_NBS = 1  # the side's blocks on the map
 N_META = 2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
     """An empty :class:`PlacementTables` (allocated once per game and reused)."""
     n = n_areas
@@ -427,7 +428,7 @@ def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
         np.zeros(nbk, dtype=np.bool_), np.full(nbk, -1, dtype=np.int64), np.zeros(order_capacity + 2, dtype=np.int64),
         np.full(nbk, -1, dtype=np.int64), np.full(order_capacity + 1, -1, dtype=np.int64),
         np.zeros(order_capacity + 1, dtype=np.bool_), np.zeros((N_ORDER_TYPES, n), dtype=np.int32),
-        np.zeros((N_ORDER_TYPES, n), dtype=np.int32))
+        np.zeros((N_ORDER_TYPES, n), dtype=np.int32), np.zeros((max(n, 1), 2), dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False)
@@ -656,30 +657,45 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
         if orders.order_side[o] == side and orders.order_status[o] != REMOVED:
             same[orders.order_type[o], orders.order_area[o]] += 1
 
-    # per (type, area): blocks that could execute it while every placed order keeps an executing
-    # block (free, or held by a slot that can hand it over)
+    # per (type, area): cap_ok > 0 when a block could execute it while every placed order keeps an
+    # executing block (free, or held by a slot that can hand it over); only whether it is 0 is read.
+    # Move To / Forced March To: one pass over each distance row with the largest allowance of such
+    # blocks in its area (``row_allow``) instead of one pass per block.
     cap_ok = tabs.cap_ok
     cap_ok[:, :] = 0
+    nf = tabs.meta[M_NF]
+    row_allow = tabs.row_allow
+    for r in range(nf):
+        row_allow[r, 0] = -1
+        row_allow[r, 1] = -1
     for q in range(nbs):
         b = blocks[q]
-        a = b_area[b]
         mo = match_block[b]
-        ok = 1 if (mo < 0 or movable_slot[mo]) else 0
+        if not (mo < 0 or movable_slot[mo]):
+            continue
         r = b_row[b]
+        row_allow[r, 0] = max(row_allow[r, 0], b_allow[b, 0])
+        row_allow[r, 1] = max(row_allow[r, 1], b_allow[b, 1])
+        a = b_area[b]
+        if fr[a] == front:
+            m = b_mask[b]
+            for t in range(N_ORDER_TYPES):
+                if ((m >> t) & 1) != 0:
+                    cap_ok[t, a] += 1
+    for r in range(nf):
+        allow0 = row_allow[r, 0]
+        allow1 = row_allow[r, 1]
+        if allow0 < 1 and allow1 < 1:
+            continue
         for p in range(1, reach_k[r]):  # Move To / Forced March To (only rows of blocks in supply)
             i = reach_r[r, p]
             if fr[i] != front:
                 continue
             d = dist_r[r, i]
-            if d <= b_allow[b, 0]:
-                cap_ok[MOVE_TO, i] += ok
-            if d <= b_allow[b, 1]:
-                cap_ok[FORCED_MARCH_TO, i] += ok
-        if fr[a] == front:
-            m = b_mask[b]
-            for t in range(N_ORDER_TYPES):
-                if ((m >> t) & 1) != 0:
-                    cap_ok[t, a] += ok
+            if d <= allow0:
+                cap_ok[MOVE_TO, i] += 1
+            if d <= allow1:
+                cap_ok[FORCED_MARCH_TO, i] += 1
 
     owed = orules.mandatory_recon - orders.recon_placed[side, front]
     remaining = orders_allowed - general_used
@@ -725,7 +741,7 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def legal_orders_nb(state, orders, map_arrays, orules, side, front, orders_allowed, out_type, out_area):
     """Orders ``side`` may place next on ``front`` (SoE 7.2, 7.11, 7.71).
 
@@ -787,7 +803,7 @@ def place_order_nb(state, orders, side, front, order_type, area):
 # movement (SoE 7.3, 7.31, 7.32, 7.33, 2.2)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _vias_nb(ip, ix, eb, el, enemy_row, side, start, dest, allowance, stamp, gen, sdist, queue, out_via):
     """Neighbours of ``dest`` a block from ``start`` may enter it from within ``allowance`` links,
     along a path that does not pass through ``dest`` and whose last link is open.
@@ -861,7 +877,7 @@ class MoveScratch(NamedTuple):
     rdist: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def new_move_scratch_nb(n_blocks, map_arrays):
     n = map_arrays.front.shape[0]
     ip = map_arrays.adj_indptr
@@ -1041,7 +1057,7 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def legal_moves_nb(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach):
     """Moves that may execute order ``order_id`` now (SoE 7.2, 7.3, 7.31–7.33, 7.71, 2.2).
 
@@ -1070,7 +1086,7 @@ def legal_moves_scratch_nb(state, orders, map_arrays, orules, order_id, out_bloc
                        True, False, scr)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def count_moves_nb(state, orders, map_arrays, orules, order_id):
     """Number of rows :func:`legal_moves_nb` would return (nothing written)."""
     e = np.zeros(0, dtype=np.int64)
@@ -1151,7 +1167,7 @@ def finish_order_nb(orders, order_id):
     return orders.order_status[order_id]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def min_moves_required_nb(state, orders, map_arrays, orules, order_id):
     """1 when the order (move or rail) has no executing block yet and one could execute it now
     (SoE 7.3 "At least one block must execute a placed order, if possible"), else 0: the loop may
@@ -1191,7 +1207,7 @@ def execute_recon_nb(state, orders, order_id):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def execute_withdraw_nb(state, orders, map_arrays, orules, order_id, out_dest, out_info):
     """:func:`execute_withdraw_choice_nb` with the withdrawal SP taken from the strongest block
     (lowest index on ties) and no restriction on the withdrawal areas."""
@@ -1199,7 +1215,7 @@ def execute_withdraw_nb(state, orders, map_arrays, orules, order_id, out_dest, o
                                       np.zeros((0, 0), dtype=np.bool_))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def withdraw_loss_options_nb(state, orders, map_arrays, orules, order_id, out_block):
     """SoE 7.2 Withdraw ("lose 1SP from any one block"; O8): the blocks that may take the
     withdrawal loss if the order were executed now, ascending index; returns how many (0 when no
@@ -1253,7 +1269,7 @@ def withdraw_loss_options_nb(state, orders, map_arrays, orules, order_id, out_bl
     return m if kc > 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def execute_withdraw_choice_nb(state, orders, map_arrays, orules, order_id, out_dest, out_info, loss_block,
                                nation_ok):
     """Execute a Withdraw order (SoE 7.2; readings R6, O8). Returns the withdraw mode for the
@@ -1406,7 +1422,7 @@ def defend_flag_nb(state, orders, side, area):
 # Reorganize (SoE 7.2, 7.5)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _reorg_ok(state, orders, o, b):
     return _reorg_ok_arr(state.block_status, state.block_side, state.block_area, state.block_prev_area,
                          state.block_in_supply, state.block_sp, state.block_max_sp, orders.moved, orders.detached,
@@ -1465,7 +1481,7 @@ def designate_reorganize_nb(orders, order_id, block):
     orders.block_order[block] = order_id
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def execute_reorganize_nb(state, orders, orules, order_id):
     """Execute Reorganize order ``order_id`` (SoE 7.5) after the battles: the designated block
     (else the first legal one) gains ``reorganize_gain`` SP up to its maximum if it is still
@@ -1511,7 +1527,7 @@ def execute_reorganize_nb(state, orders, orules, order_id):
 # Rail transport (SoE 7.2, 7.6)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
     n = map_arrays.front.shape[0]
     cnt = np.zeros((2, n), dtype=np.int32)
@@ -1527,7 +1543,7 @@ def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
                  orules.rail_depot_range, out_dist)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _rail_battle_dests_nb(state, map_arrays, orules, side, dist, out):
     """EatS II.4.1 Railway transport (reading V5; ``orules.rail_may_join_defended_battle``): the
     battle areas a rail move may end in, as ``out`` (n_areas,) bool: an area with enemy blocks (a
@@ -1569,7 +1585,7 @@ def _rail_battle_dests_nb(state, map_arrays, orules, side, dist, out):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, write, first_only):
     if order_id < 0 or order_id >= orders.n_orders[0] or orders.order_status[order_id] != PLACED:
         return 0
@@ -1614,7 +1630,7 @@ def _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest,
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_rail_nb(state, orders, map_arrays, orules, order_id, out_block, out_dest):
     """Rail Transport options of order ``order_id`` (SoE 7.2, 7.6; E8): blocks of the area that
     began the phase in supply, have not moved, fought or executed an order, while fewer than
@@ -1626,7 +1642,7 @@ def legal_rail_nb(state, orders, map_arrays, orules, order_id, out_block, out_de
     return _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, True, False)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def apply_rail_nb(state, orders, map_arrays, orules, order_id, block, dest):
     """Rail-transport ``block`` to ``dest``. ``block_prev_area`` becomes the rail neighbour of
     ``dest`` on a shortest rail path (lowest index), so a phase-end pull-back (SoE 7.33) goes back

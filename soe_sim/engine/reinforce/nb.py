@@ -94,7 +94,7 @@ class ReinforceRules(NamedTuple):
 # Helpers
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cube_kind_nb(side, nation, arm):
     """The cube colour that strengthens / builds a block (SoE 2.0, 3.2; EatS X.2; RF5).
 
@@ -115,7 +115,7 @@ def cube_kind_nb(side, nation, arm):
     return NO_KIND
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def build_cost_nb(block_class, rr):
     """Cubes to build a block (SoE 8.4): a brigade ``brigade_build_cost``, a division
     ``division_build_cost``; leaders are never built (-1)."""
@@ -126,7 +126,7 @@ def build_cost_nb(block_class, rr):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _friendly_counts_nb(block_side, block_area, block_status, n_areas):
     cnt = np.zeros((2, n_areas), dtype=np.int32)
     for b in range(block_side.shape[0]):
@@ -136,13 +136,13 @@ def _friendly_counts_nb(block_side, block_area, block_status, n_areas):
     return cnt
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _has_room_nb(eastern_link, count_row, area, max_blocks):
     """SoE 7.33 stacking (Eastern Links unlimited, 1.4)."""
     return eastern_link[area] or count_row[area] < max_blocks
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def front_line_nb(adj_indptr, adj_indices, enemy, control, out_front):
     """Front-line areas of both sides (SoE 8.31; RF7).
 
@@ -169,7 +169,7 @@ def front_line_nb(adj_indptr, adj_indices, enemy, control, out_front):
 # SoE 4.0: scheduled reinforcements
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def arrive_reinforcements_nb(adj_indptr, adj_indices, eastern_link, enemy, depot, max_blocks, round_, phase,
                              condition_met, block_side, block_status, block_area, block_sp, block_prev_area,
                              block_arrival, block_in_supply, block_arrive_round, block_arrive_phase,
@@ -275,7 +275,7 @@ def arrive_reinforcements_nb(adj_indptr, adj_indices, eastern_link, enemy, depot
 # SoE 8.1: replace garrisons
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def replace_garrisons_nb(key_city, block_side, block_area, block_status, garrison_side, source_dist, want,
                          out_placed):
     """Place free garrisons (SoE 8.1, 3.0; E12), in place.
@@ -305,7 +305,7 @@ def replace_garrisons_nb(key_city, block_side, block_area, block_status, garriso
 # SoE 8.2: combine blocks
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _combine_ok_nb(side, d, b, block_side, block_arm, block_class, block_nation, block_area, block_status,
                    block_sp, block_max_sp, nation_active):
     if d == b:
@@ -326,7 +326,7 @@ def _combine_ok_nb(side, d, b, block_side, block_arm, block_class, block_nation,
     return block_sp[d] + block_sp[b] <= block_max_sp[d]  # RF8: no SP is lost
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def legal_combines_nb(side, block_side, block_arm, block_class, block_nation, block_area, block_status,
                       block_sp, block_max_sp, nation_active, out):
     """Legal absorptions of the Reinforcement Phase (SoE 8.2; RF8).
@@ -380,7 +380,7 @@ def legal_combine_pairs_nb(side, block_side, block_arm, block_class, block_natio
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_combine_nb(side, d, b, block_side, block_arm, block_class, block_nation, block_area, block_status,
                      block_sp, block_max_sp, block_prev_area, block_arrival, block_in_supply, nation_active):
     """Division ``d`` absorbs block ``b`` (SoE 8.2), in place; False (nothing done) when illegal.
@@ -405,7 +405,7 @@ def apply_combine_nb(side, d, b, block_side, block_arm, block_class, block_natio
 # SoE 8.3, 8.31: strengthen blocks
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _strengthen_ok_nb(side, b, block_side, block_arm, block_nation, block_area, block_status, block_sp,
                       block_max_sp, block_in_supply, built, nation_active, front, front_line, gained_area,
                       rr, pool_cubes, pool_front, pool_nation):
@@ -431,7 +431,7 @@ def _strengthen_ok_nb(side, b, block_side, block_arm, block_nation, block_area, 
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_strengthen_nb(side, block_side, block_arm, block_nation, block_area, block_status, block_sp,
                         block_max_sp, block_in_supply, built, nation_active, front, front_line, gained_area,
                         rr, pool_cubes, pool_front, pool_nation, out):
@@ -473,7 +473,7 @@ def legal_strengthen_nb(side, block_side, block_arm, block_nation, block_area, b
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_strengthen_nb(side, b, block_side, block_arm, block_nation, block_area, block_status, block_sp,
                         block_max_sp, block_in_supply, built, nation_active, front, front_line, gained_area,
                         rr, pool_cubes, pool_front, pool_nation):
@@ -497,7 +497,7 @@ def apply_strengthen_nb(side, b, block_side, block_arm, block_nation, block_area
 # SoE 8.4: build new blocks
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _build_block_ok_nb(side, b, block_side, block_arm, block_class, block_nation, block_status, nation_active,
                        rr, pool_cubes, pool_nation):
     if block_side[b] != side:
@@ -517,7 +517,7 @@ def _build_block_ok_nb(side, b, block_side, block_arm, block_class, block_nation
     return pool_cubes[k] >= cost
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _build_area_ok_nb(side, a, eastern_link, depot, enemy, cnt_row, rr, pool_area):
     if pool_area >= 0 and a != pool_area:
         return False  # 8.5: built on the strategic city
@@ -528,7 +528,7 @@ def _build_area_ok_nb(side, a, eastern_link, depot, enemy, cnt_row, rr, pool_are
     return _has_room_nb(eastern_link, cnt_row, a, rr.max_blocks)  # RF9: stacking
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def legal_builds_nb(side, block_side, block_arm, block_class, block_nation, block_area, block_status,
                     nation_active, nation_area_ok, eastern_link, depot, enemy, rr, pool_cubes, pool_area,
                     pool_nation, out):
@@ -611,7 +611,7 @@ def legal_build_pairs_nb(side, block_side, block_arm, block_class, block_nation,
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def apply_build_nb(side, b, a, block_side, block_arm, block_class, block_nation, block_area, block_status,
                    block_sp, block_prev_area, block_arrival, block_in_supply, built, nation_active,
                    nation_area_ok, eastern_link, depot, enemy, rr, pool_cubes, pool_area, pool_nation):
@@ -648,7 +648,7 @@ def apply_build_nb(side, b, a, block_side, block_arm, block_class, block_nation,
 # SoE 8.5: strategic reinforcements
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def strategic_cubes_nb(strategic_cubes, control, depot, side, kaunas, lithuania_allied, out):
     """Strategic cubes ``side`` may pull this phase, per city (SoE 8.5; RF11, RF12).
 
@@ -672,7 +672,7 @@ def strategic_cubes_nb(strategic_cubes, control, depot, side, kaunas, lithuania_
     return tot
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def nearest_leader_front_nb(adj_indptr, adj_indices, front, city, side, block_side, block_arm, block_area,
                             block_status, default_front):
     """SoE 10.2 Klintsy rivalry (RF12): the front of the ``side`` leader block nearest to ``city``.
