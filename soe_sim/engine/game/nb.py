@@ -1224,7 +1224,8 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                     feat = feat_buffer_nb(policies, s, n, ctr)
                     if feat.shape[0] > 0:
                         pnb.fill_exec_order_features_scratch_nb(state, orders, m, orules, policies, s, pending, n,
-                                                                feat, mv_block, mv_dest, mv_via, mv_detach, mscr)
+                                                                feat, mv_block, mv_dest, mv_via, mv_detach, mscr,
+                                                                fscr)
                     o = pending[decide_nb(policies, s, DECISION.EXEC_ORDER, n, feat, rng_policy, ctr, cfg)]
                     log_event_nb(log, ctr, state, EVENT.ORDER_CHOSEN, s, orders.order_area[o], -1, -1,
                                  orders.order_type[o], o)
@@ -2406,7 +2407,7 @@ def new_game_scratch_nb(state, orders, m):
     return GameScratch(onb.new_placement_tables_nb(nbk, n_areas, ne, orders.order_type.shape[0]),
                        onb.new_placement_tables_nb(nbk, n_areas, ne, orders.order_type.shape[0]),
                        pnb.new_order_feature_cache_nb(n_areas), onb.new_move_scratch_nb(nbk, m),
-                       pnb.new_feat_scratch_nb(n_areas), np.empty(n_orders_rows, dtype=np.int64),
+                       pnb.new_feat_scratch_nb(n_areas, nbk), np.empty(n_orders_rows, dtype=np.int64),
                        np.empty(n_orders_rows, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
                        np.empty(mv_cap, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
                        np.empty(mv_cap, dtype=np.int64))

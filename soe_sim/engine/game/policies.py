@@ -724,6 +724,8 @@ class OrderFeatureCache(NamedTuple):
     score_done: np.ndarray
     scores: np.ndarray
     row0: np.ndarray
+    lrow_type: np.ndarray
+    lrow_area: np.ndarray
 
 
 @njit(cache=True, _nrt=True)
@@ -733,7 +735,8 @@ def new_order_feature_cache_nb(n_areas):
                              np.zeros((2, n_areas, N_FEAT), dtype=np.float64), np.zeros((2, n_areas), dtype=np.bool_),
                              np.zeros((2, nr, N_FEAT), dtype=np.float64), np.zeros((2, nr), dtype=np.bool_),
                              np.zeros((2, nr), dtype=np.float64), np.zeros((2, nr), dtype=np.bool_),
-                             np.zeros(nr + 1, dtype=np.float64), np.zeros(N_FEAT, dtype=np.float64))
+                             np.zeros(nr + 1, dtype=np.float64), np.zeros(N_FEAT, dtype=np.float64),
+                             np.zeros(FEAT_ROWS, dtype=np.int64), np.zeros(FEAT_ROWS, dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False)
@@ -834,18 +837,20 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
 
 
 class FeatScratch(NamedTuple):
-    """Per-game scratch of :func:`fill_move_features_scratch_nb`: ``known`` float64 (N_KNOWN,
-    n_areas), ``pot`` float64 (n_areas,), ``last_b`` int64 (n_areas,)."""
+    """Per-game scratch of :func:`fill_move_features_scratch_nb` and
+    :func:`fill_exec_order_features_scratch_nb`: ``known`` float64 (N_KNOWN, n_areas), ``pot``
+    float64 (n_areas,), ``last_b`` int64 (n_areas,), ``seen`` bool (n_blocks,)."""
 
     known: np.ndarray
     pot: np.ndarray
     last_b: np.ndarray
+    seen: np.ndarray
 
 
 @njit(cache=True, _nrt=True)
-def new_feat_scratch_nb(n_areas):
+def new_feat_scratch_nb(n_areas, n_blocks):
     return FeatScratch(np.zeros((N_KNOWN, n_areas), dtype=np.float64), np.zeros(n_areas, dtype=np.float64),
-                       np.zeros(n_areas, dtype=np.int64))
+                       np.zeros(n_areas, dtype=np.int64), np.zeros(n_blocks, dtype=np.bool_))
 
 
 @njit(cache=True, _nrt=True)
@@ -856,7 +861,8 @@ def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_de
     under this order (the potential attack), ``p_win`` its exact win probability against the known
     defenders."""
     fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n,
-                                  off, rail, feat, new_feat_scratch_nb(state.control.shape[0]))
+                                  off, rail, feat, new_feat_scratch_nb(state.control.shape[0],
+                                                                     state.block_side.shape[0]))
 
 
 @njit(cache=True, _nrt=False)
@@ -1249,14 +1255,17 @@ def fill_leader_features_nb(state, orders, m, pol, leaders, side, r_leader, r_ty
     _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_block, n, feat)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def fill_leader_features_cached_nb(state, orders, m, pol, leaders, side, r_leader, r_type, r_area, r_block, n, feat,
                                    cache):
     """:func:`fill_leader_features_nb` with ``side``'s arrays of the game's
     :class:`OrderFeatureCache` ``cache`` as scratch instead of fresh ORDER feature arrays
-    (:func:`fill_order_features_scratch_nb`: the same values)."""
-    otype = np.empty(n, dtype=np.int64)
-    oarea = np.empty(n, dtype=np.int64)
+    (:func:`fill_order_features_scratch_nb`: the same values; the rows' types and areas in
+    ``cache.lrow_type`` / ``lrow_area``, FEAT_ROWS entries like the feature matrix ``feat``)."""
+    if n > cache.lrow_type.shape[0]:
+        return
+    otype = cache.lrow_type
+    oarea = cache.lrow_area
     _leader_order_rows_nb(leaders, r_leader, r_type, r_area, n, otype, oarea)
     fill_order_features_scratch_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache)
     _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_block, n, feat)
@@ -1398,27 +1407,26 @@ def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, 
     fill_exec_order_features_scratch_nb(state, orders, m, orules, pol, side, order_ids, n, feat,
                                         np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
                                         np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
-                                        onb.new_move_scratch_nb(nbk, m))
+                                        onb.new_move_scratch_nb(nbk, m), new_feat_scratch_nb(state.control.shape[0], nbk))
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def fill_exec_order_features_scratch_nb(state, orders, m, orules, pol, side, order_ids, n, feat, mb, md, mv, mx,
-                                        mscr):
+                                        mscr, fscr):
     """:func:`fill_exec_order_features_nb` (the same values) with the caller's move rows ``mb``,
-    ``md``, ``mv``, ``mx`` (capacity ``n_blocks * n_links * 3``, as the game loop's) and
-    :class:`~soe_sim.engine.orders.nb.MoveScratch` ``mscr`` (``legal_moves_scratch_nb``) instead
-    of fresh ones."""
-    na = state.control.shape[0]
+    ``md``, ``mv``, ``mx`` (capacity ``n_blocks * n_links * 3``, as the game loop's),
+    :class:`~soe_sim.engine.orders.nb.MoveScratch` ``mscr`` (``legal_moves_scratch_nb``) and
+    :class:`FeatScratch` ``fscr`` instead of fresh ones (no allocation: no reference counting)."""
     pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
+    known = fscr.known
+    own_n = known[K_OWN_N]
+    own_sp = known[K_OWN_SP]
+    en_n = known[K_EN_N]
+    en_sp = known[K_EN_SP]
+    unseen = known[K_UNSEEN]
     known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
-    nbk = state.block_side.shape[0]
     cap = mb.shape[0]
-    seen = np.zeros(nbk, dtype=np.bool_)
+    seen = fscr.seen
     for i in range(n):
         o = order_ids[i]
         a = orders.order_area[o]
