@@ -2456,11 +2456,13 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
     wd_mode = np.zeros(n_areas, dtype=np.int64)
     reorg_rows = np.empty(nbk, dtype=np.int64)
     ew = new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp, snap_garrison,
-                           elim_ever, destroyed_ever, orders.order_type.shape[0])  # G3: the game's own active_nations and event scratch
+                           elim_ever, destroyed_ever,
+                           orders.order_type.shape[0])  # G3: the game's own active_nations and event scratch
     garrison_phase0 = np.empty(n_areas, dtype=state.garrison_side.dtype)
     garrison_waiting = np.zeros(n_areas, dtype=np.bool_)  # EatS II.4.2: eliminated this round (V6)
     cube_cap = rr.max_saved_cubes_per_front  # EatS X: per (side, front) pool (V8); 0: no cap
-    lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0], m.adj_indices.shape[0])  # SoE 9.0
+    lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0],
+                                m.adj_indices.shape[0])  # SoE 9.0
     ptabs0 = scratch.ptabs0
     ptabs1 = scratch.ptabs1
     ofc = scratch.ofc

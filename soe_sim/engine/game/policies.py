@@ -678,6 +678,22 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
         done[r] = True
 
 
+@njit(cache=True, _nrt=False)
+def _copy_order_rows_nb(otype, oarea, n, rows, na, feat):
+    """ORDER feature matrix rows from the computed ``rows`` (index ``type * na + area``); the pass
+    row (area -1) keeps only its type and area."""
+    for i in range(n):
+        t = otype[i]
+        a = oarea[i]
+        feat[i, 0] = t
+        feat[i, 1] = a
+        if a < 0:
+            continue
+        r = t * na + a
+        for q in range(N_FEAT):
+            feat[i, q] = rows[r, q]
+
+
 @njit(cache=True, _nrt=True)
 def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
     """ORDER rows (``legal_orders_nb``): see :data:`FEATURES`. ``p_win``: for a Move To / Forced
@@ -691,16 +707,7 @@ def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
     rows = np.zeros((onb.N_ORDER_TYPES * na, N_FEAT), dtype=np.float64)
     _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, np.zeros(na, dtype=np.bool_), rows,
                    np.zeros(onb.N_ORDER_TYPES * na, dtype=np.bool_))
-    for i in range(n):
-        t = otype[i]
-        a = oarea[i]
-        feat[i, 0] = t
-        feat[i, 1] = a
-        if a < 0:
-            continue
-        r = t * na + a
-        for q in range(N_FEAT):
-            feat[i, q] = rows[r, q]
+    _copy_order_rows_nb(otype, oarea, n, rows, na, feat)
 
 
 class OrderFeatureCache(NamedTuple):
@@ -793,16 +800,7 @@ def fill_order_features_scratch_nb(state, orders, m, pol, side, otype, oarea, n,
             base_done[a] = False
             done[otype[i] * na + a] = False
     _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done, rows, done)
-    for i in range(n):
-        t = otype[i]
-        a = oarea[i]
-        feat[i, 0] = t
-        feat[i, 1] = a
-        if a < 0:
-            continue
-        r = t * na + a
-        for q in range(N_FEAT):
-            feat[i, q] = rows[r, q]
+    _copy_order_rows_nb(otype, oarea, n, rows, na, feat)
 
 
 @njit(cache=True, _nrt=False)
@@ -1407,7 +1405,8 @@ def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, 
     fill_exec_order_features_scratch_nb(state, orders, m, orules, pol, side, order_ids, n, feat,
                                         np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
                                         np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
-                                        onb.new_move_scratch_nb(nbk, m), new_feat_scratch_nb(state.control.shape[0], nbk))
+                                        onb.new_move_scratch_nb(nbk, m),
+                                        new_feat_scratch_nb(state.control.shape[0], nbk))
 
 
 @njit(cache=True, _nrt=False)
