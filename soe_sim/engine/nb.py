@@ -140,11 +140,20 @@ def supply_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_c
     out_depot : (2, n_areas) bool
     """
     n = key_city.shape[0]
-    seeds = np.zeros(n, dtype=np.bool_)
+    supply_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy,
+                          out_source_dist, out_depot, np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int32))
+
+
+@njit(cache=True, _nrt=False)
+def supply_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy,
+                          out_source_dist, out_depot, seeds, queue):
+    """:func:`supply_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
+    (n_areas,) int32."""
+    n = key_city.shape[0]
     for s in range(2):
         for i in range(n):
             seeds[i] = supply_source[i] == s or (s == SIDE.SOVIET and eastern_link[i])
-        clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy[s], eastern_link, s, -1, out_source_dist[s])
+        clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy[s], eastern_link, s, -1, out_source_dist[s], queue)
         for i in range(n):
             if s == SIDE.SOVIET and eastern_link[i]:
                 out_depot[s, i] = True
@@ -153,7 +162,7 @@ def supply_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_c
                                    and out_source_dist[s, i] >= 0)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=True)
 def block_supply_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_side, block_arm, block_area,
                     block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply):
     """Supply of every block (SoE 7.7, 9.0).
@@ -167,8 +176,18 @@ def block_supply_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_s
         used by rail transport, SoE 7.6, and overstack pull-back, SoE 7.33)
     out_in_supply : (n_blocks,) bool
     """
+    block_supply_into_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_side, block_arm, block_area,
+                         block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply,
+                         np.empty(depot.shape[1], dtype=np.int32))
+
+
+@njit(cache=True, _nrt=False)
+def block_supply_into_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_side, block_arm, block_area,
+                         block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply, queue):
+    """:func:`block_supply_nb` with the caller's scratch ``queue`` (n_areas,) int32."""
     for s in range(2):
-        clear_bfs_nb(adj_indptr, adj_indices, depot[s], enemy[s], eastern_link, s, -1, out_depot_dist[s])
+        clear_bfs_into_nb(adj_indptr, adj_indices, depot[s], enemy[s], eastern_link, s, -1, out_depot_dist[s],
+                          queue)
     for b in range(block_side.shape[0]):
         a = block_area[b]
         if block_status[b] != STATUS.ON_MAP or a < 0 or block_arm[b] == ARM.LEADER:
@@ -395,8 +414,17 @@ def retreat_targets_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal
     Returns the number of candidates.
     """
     n = enemy_row.shape[0]
-    dist = np.empty(n, dtype=np.int32)
-    clear_bfs_nb(adj_indptr, adj_indices, goal, enemy_row, eastern_link, side, battle_area, dist)
+    return retreat_targets_into_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal, enemy_row,
+                                   friendly_blocks_row, side, battle_area, max_blocks, n_retreating, out_areas,
+                                   out_area_dist, out_target, np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32))
+
+
+@njit(cache=True, _nrt=False)
+def retreat_targets_into_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal, enemy_row,
+                            friendly_blocks_row, side, battle_area, max_blocks, n_retreating,
+                            out_areas, out_area_dist, out_target, dist, queue):
+    """:func:`retreat_targets_nb` with the caller's scratch ``dist`` and ``queue`` (n_areas,) int32."""
+    clear_bfs_into_nb(adj_indptr, adj_indices, goal, enemy_row, eastern_link, side, battle_area, dist, queue)
     has_blocked = edge_blocked.shape[0] > 0
     k = 0
     for e in range(adj_indptr[battle_area], adj_indptr[battle_area + 1]):

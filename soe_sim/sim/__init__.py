@@ -531,7 +531,7 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     run_chunks(_games_serial_nb, state, seeds, (raw.res, raw.stats, raw.key_ctrl, raw.traj_round, raw.traj_phase,
                                                 raw.traj_vp, raw.bat, raw.counts),
                max(1, int(threads or 1)), (key_areas,),
-               per_thread=lambda a: gnb.batch_work_nb(*a[:7], ids.copy(), params.copy(), int(log_capacity)))
+               per_thread=lambda a: gnb.batch_work_nb(*a[:7], a[9], ids.copy(), params.copy(), int(log_capacity)))
     return raw
 
 

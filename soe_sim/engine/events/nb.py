@@ -740,9 +740,24 @@ def event_usable_nb(state, cards, orders, map_arrays, table, active_nations, sid
     cf = table.front[side, c]
     if cf != CARD_FRONT.ANY and cf != front:
         return False
-    ctx = np.empty(N_X, dtype=np.int64)
+    return event_usable_scratch_nb(state, cards, orders, map_arrays, table, active_nations, side, card, front,
+                                   np.empty(N_X, dtype=np.int64), np.zeros(state.block_side.shape[0], dtype=np.bool_),
+                                   np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64))
+
+
+@njit(cache=True, _nrt=False)
+def event_usable_scratch_nb(state, cards, orders, map_arrays, table, active_nations, side, card, front, ctx, involved,
+                            tmp):
+    """:func:`event_usable_nb` with the caller's scratch: ``ctx`` int64 (N_X,), ``involved`` bool
+    (n_blocks,) (cleared here) and ``tmp`` int64 (max(n_areas, n_blocks),)."""
+    c = card - 1
+    if card < 1 or card > table.n_fx.shape[1] or table.kind[side, c] != EVENT_KIND.HISTORICAL:
+        return False
+    cf = table.front[side, c]
+    if cf != CARD_FRONT.ANY and cf != front:
+        return False
     card_play_context_nb(ctx, front)
-    involved = np.zeros(state.block_side.shape[0], dtype=np.bool_)
-    tmp = np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64)
+    for b in range(involved.shape[0]):
+        involved[b] = False
     return legal_event_targets_nb(state, cards, orders, map_arrays, table, active_nations, side, card, ctx, involved,
                                   tmp) > 0

@@ -733,7 +733,7 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     args = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
             setup.rr, setup.orules, cfg)
     run_chunks(nb.play_games_serial_nb, args, seeds, (out,), n_threads,
-               per_thread=lambda a: nb.batch_work_nb(*a[:7], policies.copy(), params.copy(), int(log_capacity)))
+               per_thread=lambda a: nb.batch_work_nb(*a[:7], a[9], policies.copy(), params.copy(), int(log_capacity)))
     if raw:
         return out
     df = pd.DataFrame(out, columns=list(RESULT_COLUMNS))

@@ -924,6 +924,9 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
     uses = np.empty(size, dtype=np.int64)
     chosen_card = np.zeros(2, dtype=np.int64)
     chosen_use = np.zeros(2, dtype=np.int64)
+    ev_ctx = np.empty(evnb.N_X, dtype=np.int64)  # scratch of event_usable_scratch_nb
+    ev_involved = np.zeros(state.block_side.shape[0], dtype=np.bool_)
+    ev_tmp = np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64)
     for f in range(cfg.card_fronts):
         ini = state.initiative_side[f]
         first = 1 - ini if ini >= 0 else SIDE.POLISH
@@ -932,8 +935,8 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
             n = legal_card_plays_nb(cs, s, f, cards, uses)
             j = 0
             for i in range(n):  # G3: an event play only when the event would do something (EV2)
-                if uses[i] != USE_EVENT or evnb.event_usable_nb(state, cs, orders, m, cfg.etable, ew.active, s,
-                                                                cards[i], f):
+                if uses[i] != USE_EVENT or evnb.event_usable_scratch_nb(state, cs, orders, m, cfg.etable, ew.active,
+                                                                        s, cards[i], f, ev_ctx, ev_involved, ev_tmp):
                     cards[j] = cards[i]
                     uses[j] = uses[i]
                     j += 1
@@ -1133,7 +1136,7 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
     elif t == onb.WITHDRAW:
         # SoE 7.2 "lose 1SP from any one block": the player's choice (O8, WITHDRAW_LOSS)
         loss_rows = wd_dest  # free until execute_withdraw_choice_nb fills it (no allocation here)
-        nl = onb.withdraw_loss_options_nb(state, orders, m, orules, o, loss_rows)
+        nl = onb.withdraw_loss_options_scratch_nb(state, orders, m, orules, o, loss_rows, mscr.wd)
         loss_block = -1
         if nl > 0:
             feat = feat_buffer_nb(policies, s, nl, ctr)
@@ -1142,7 +1145,8 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             loss_block = loss_rows[decide_nb(policies, s, DECISION.WITHDRAW_LOSS, nl, feat, rng_policy, ctr, cfg)]
         snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
         vp0 = state.vp[0]
-        mode = onb.execute_withdraw_choice_nb(state, orders, m, orules, o, wd_dest, info, loss_block, ew.nation_ok)
+        mode = onb.execute_withdraw_choice_scratch_nb(state, orders, m, orules, o, wd_dest, info, loss_block,
+                                                      ew.nation_ok, mscr.wd)
         if mode != onb.WD_NONE:
             wd_mode[a] = mode
         log_event_nb(log, ctr, state, EVENT.WITHDRAW, s, a, -1, info[onb.WI_LOSS_BLOCK], mode, info[onb.WI_MOVED])
@@ -2375,7 +2379,41 @@ def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, polic
     """
     policies = pnb.make_policy_set_nb(policy_ids, policy_params, cs, cr, kr.hand_card_bonus, er.max_blocks)
     return play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies,
-                                 new_game_scratch_nb(state, orders, m), rng_chance, rng_policy, log, ctr, out)
+                                 new_game_scratch_nb(state, cs, orders, m, cfg), rng_chance, rng_policy, log, ctr,
+                                 out)
+
+
+class GameWork(NamedTuple):
+    """The per-game arrays of :func:`play_game_policies_nb` (:func:`new_game_work_nb`, reset by
+    :func:`reset_game_work_nb` at the start of each game; one per chunk of games, so that the game
+    loop allocates nothing and runs without reference counting): the elimination trackers, the
+    victory conditions met, the phase's half-strength blocks and extra orders, the supply scratch
+    (``blocks``, ``enemy``, ``src``, ``depot``, ``depot_dist``), the position snapshot, the move /
+    Withdraw scratch, the :class:`EventWork` ``ew``, the garrison trackers of EatS II.4.2 and the
+    leaders' :class:`~soe_sim.engine.leaders.nb.LeaderWork` ``lw``."""
+
+    elim_ever: np.ndarray
+    destroyed_ever: np.ndarray
+    condition_met: np.ndarray
+    block_half: np.ndarray
+    extra_orders: np.ndarray
+    blocks: np.ndarray
+    enemy: np.ndarray
+    src: np.ndarray
+    depot: np.ndarray
+    depot_dist: np.ndarray
+    snap_status: np.ndarray
+    snap_area: np.ndarray
+    snap_sp: np.ndarray
+    snap_garrison: np.ndarray
+    info: np.ndarray
+    wd_dest: np.ndarray
+    wd_mode: np.ndarray
+    reorg_rows: np.ndarray
+    ew: EventWork
+    garrison_phase0: np.ndarray
+    garrison_waiting: np.ndarray
+    lw: object  # leaders.nb.LeaderWork
 
 
 class GameScratch(NamedTuple):
@@ -2394,11 +2432,73 @@ class GameScratch(NamedTuple):
     mv_dest: np.ndarray
     mv_via: np.ndarray
     mv_detach: np.ndarray
+    work: GameWork
 
 
 @njit(cache=True, _nrt=True)
-def new_game_scratch_nb(state, orders, m):
-    """The :class:`GameScratch` of games on ``state``'s block universe and map ``m``."""
+def new_game_work_nb(state, cs, orders, m, cfg):
+    """The :class:`GameWork` of games on ``state``'s block universe, map ``m`` and configuration
+    ``cfg`` (the arrays :func:`play_game_policies_nb` resets at the start of every game)."""
+    n_areas = state.control.shape[0]
+    nbk = state.block_side.shape[0]
+    elim_ever = np.zeros(nbk, dtype=np.bool_)
+    destroyed_ever = np.zeros(nbk, dtype=np.bool_)
+    snap_status = np.empty(nbk, dtype=state.block_status.dtype)
+    snap_area = np.empty(nbk, dtype=state.block_area.dtype)
+    snap_sp = np.empty(nbk, dtype=state.block_sp.dtype)
+    snap_garrison = np.empty(n_areas, dtype=state.garrison_side.dtype)
+    ew = new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp, snap_garrison,
+                           elim_ever, destroyed_ever, orders.order_type.shape[0])
+    lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0], m.adj_indices.shape[0])
+    return GameWork(elim_ever, destroyed_ever, np.zeros(max(cfg.n_conditions, 1), dtype=np.bool_),
+                    np.zeros(nbk, dtype=np.bool_), np.zeros((2, 2), dtype=np.int64),
+                    np.zeros((2, n_areas), dtype=np.int32), np.zeros((2, n_areas), dtype=np.bool_),
+                    np.zeros((2, n_areas), dtype=np.int32), np.zeros((2, n_areas), dtype=np.bool_),
+                    np.zeros((2, n_areas), dtype=np.int32), snap_status, snap_area, snap_sp, snap_garrison,
+                    np.zeros(max(onb.N_MOVE_INFO, onb.N_WITHDRAW_INFO), dtype=np.int64),
+                    np.empty(nbk, dtype=np.int64), np.zeros(n_areas, dtype=np.int64), np.empty(nbk, dtype=np.int64),
+                    ew, np.empty(n_areas, dtype=state.garrison_side.dtype), np.zeros(n_areas, dtype=np.bool_), lw)
+
+
+@njit(cache=True, _nrt=False)
+def reset_game_work_nb(w, cfg):
+    """Give ``w`` (:class:`GameWork`) the values :func:`new_game_work_nb` gives (its ``np.empty``
+    arrays excepted: they are written before they are read), for the next game."""
+    w.elim_ever[:] = False
+    w.destroyed_ever[:] = False
+    w.condition_met[:] = False
+    w.block_half[:] = False
+    w.extra_orders[:, :] = 0
+    w.blocks[:, :] = 0
+    w.enemy[:, :] = False
+    w.src[:, :] = 0
+    w.depot[:, :] = False
+    w.depot_dist[:, :] = 0
+    w.info[:] = 0
+    w.wd_mode[:] = 0
+    w.garrison_waiting[:] = False
+    ew = w.ew
+    for i in range(ew.active.shape[0]):  # the game's own copies of cfg's (G3, G15)
+        ew.active[i] = cfg.nation_active[i]
+    for i in range(ew.nation_ok.shape[0]):
+        for j in range(ew.nation_ok.shape[1]):
+            ew.nation_ok[i, j] = cfg.nation_move_ok[i, j]
+    ew.ctx[:] = 0
+    ew.involved[:] = False
+    ew.targets[:] = 0
+    ew.rcards[:] = 0
+    ew.eo[:] = 0
+    ew.hidden[:] = False
+    ew.closed[:, :] = False
+    ew.exec_pending[:] = 0
+    ew.exec_done[:] = False
+    w.lw.used[:] = False
+    w.lw.order_leader[:] = -1
+
+
+@njit(cache=True, _nrt=True)
+def new_game_scratch_nb(state, cs, orders, m, cfg):
+    """The :class:`GameScratch` of games on ``state``'s block universe, map ``m`` and ``cfg``."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
     ne = m.adj_indices.shape[0]
@@ -2410,39 +2510,44 @@ def new_game_scratch_nb(state, orders, m):
                        pnb.new_feat_scratch_nb(n_areas, nbk), np.empty(n_orders_rows, dtype=np.int64),
                        np.empty(n_orders_rows, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
                        np.empty(mv_cap, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
-                       np.empty(mv_cap, dtype=np.int64))
+                       np.empty(mv_cap, dtype=np.int64), new_game_work_nb(state, cs, orders, m, cfg))
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, scratch, rng_chance,
                           rng_policy, log, ctr, out):
     """:func:`play_game_params_nb` with the game's
     :class:`~soe_sim.engine.game.policies.PolicySet` ``policies`` already made
     (``pnb.make_policy_set_nb`` on the start's card state) and its :class:`GameScratch`
-    (:func:`new_game_scratch_nb`). The games of a batch share both: the policy set's parts depend
-    only on the start and its win-probability memo holds values of a pure function, and every
-    scratch array is set before it is read, so nothing an earlier game left there changes a result."""
+    (:func:`new_game_scratch_nb` with the same ``cfg``). The games of a batch share both: the policy
+    set's parts depend only on the start and its win-probability memo holds values of a pure
+    function, every scratch array is set before it is read, and the per-game arrays
+    (:class:`GameWork`) are reset here, so nothing an earlier game left there changes a result.
+    Compiled without reference counting (docs/engine-design.md): it allocates nothing."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
-    ctr[:] = 0
+    for q in range(ctr.shape[0]):
+        ctr[q] = 0
+    w = scratch.work
+    reset_game_work_nb(w, cfg)
     vp_start = np.int64(state.vp[0])
-    elim_ever = np.zeros(nbk, dtype=np.bool_)
-    destroyed_ever = np.zeros(nbk, dtype=np.bool_)
+    elim_ever = w.elim_ever
+    destroyed_ever = w.destroyed_ever
     for b in range(nbk):
         if state.block_status[b] == STATUS.ELIMINATED_PERMANENT:
             elim_ever[b] = True
-    condition_met = np.zeros(max(cfg.n_conditions, 1), dtype=np.bool_)
-    block_half = np.zeros(nbk, dtype=np.bool_)
-    extra_orders = np.zeros((2, 2), dtype=np.int64)
-    blocks = np.zeros((2, n_areas), dtype=np.int32)
-    enemy = np.zeros((2, n_areas), dtype=np.bool_)
-    src = np.zeros((2, n_areas), dtype=np.int32)
-    depot = np.zeros((2, n_areas), dtype=np.bool_)
-    depot_dist = np.zeros((2, n_areas), dtype=np.int32)
-    snap_status = np.empty(nbk, dtype=state.block_status.dtype)
-    snap_area = np.empty(nbk, dtype=state.block_area.dtype)
-    snap_sp = np.empty(nbk, dtype=state.block_sp.dtype)
-    snap_garrison = np.empty(n_areas, dtype=state.garrison_side.dtype)
+    condition_met = w.condition_met
+    block_half = w.block_half
+    extra_orders = w.extra_orders
+    blocks = w.blocks
+    enemy = w.enemy
+    src = w.src
+    depot = w.depot
+    depot_dist = w.depot_dist
+    snap_status = w.snap_status
+    snap_area = w.snap_area
+    snap_sp = w.snap_sp
+    snap_garrison = w.snap_garrison
     n_op = er.operation_phases
     start_round = state.round[0]
     otype = scratch.otype
@@ -2451,18 +2556,15 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
     mv_dest = scratch.mv_dest
     mv_via = scratch.mv_via
     mv_detach = scratch.mv_detach
-    info = np.zeros(max(onb.N_MOVE_INFO, onb.N_WITHDRAW_INFO), dtype=np.int64)
-    wd_dest = np.empty(nbk, dtype=np.int64)
-    wd_mode = np.zeros(n_areas, dtype=np.int64)
-    reorg_rows = np.empty(nbk, dtype=np.int64)
-    ew = new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp, snap_garrison,
-                           elim_ever, destroyed_ever,
-                           orders.order_type.shape[0])  # G3: the game's own active_nations and event scratch
-    garrison_phase0 = np.empty(n_areas, dtype=state.garrison_side.dtype)
-    garrison_waiting = np.zeros(n_areas, dtype=np.bool_)  # EatS II.4.2: eliminated this round (V6)
+    info = w.info
+    wd_dest = w.wd_dest
+    wd_mode = w.wd_mode
+    reorg_rows = w.reorg_rows
+    ew = w.ew  # G3: the game's own active_nations and event scratch
+    garrison_phase0 = w.garrison_phase0
+    garrison_waiting = w.garrison_waiting  # EatS II.4.2: eliminated this round (V6)
     cube_cap = rr.max_saved_cubes_per_front  # EatS X: per (side, front) pool (V8); 0: no cap
-    lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0],
-                                m.adj_indices.shape[0])  # SoE 9.0
+    lw = w.lw  # SoE 9.0
     ptabs0 = scratch.ptabs0
     ptabs1 = scratch.ptabs1
     ofc = scratch.ofc
@@ -2504,7 +2606,8 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
         else:
             # --- operation phase (SoE 7.0) -------------------------------------------------------
             onb.reset_phase_nb(state, orders, False)
-            garrison_phase0[:] = state.garrison_side
+            for i in range(n_areas):  # element loop: no temporary array (no reference counting here)
+                garrison_phase0[i] = state.garrison_side[i]
             lw.order_leader[:] = -1
             block_half[:] = False
             wd_mode[:] = bnb.WITHDRAW_NONE
@@ -2710,13 +2813,13 @@ def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, p
 
 
 @njit(cache=True, _nrt=True)
-def batch_work_nb(state0, cs0, orders0, m, cr, er, kr, policies, params, log_capacity):
+def batch_work_nb(state0, cs0, orders0, m, cr, er, kr, cfg, policies, params, log_capacity):
     """What a thread playing a batch's games keeps from game to game: the
     :class:`~soe_sim.engine.game.policies.PolicySet` of the start (``policies`` / ``params``: the
     policy ids and parameter rows), the :class:`GameScratch` and an event log of ``log_capacity``
     entries (see :func:`play_game_policies_nb`)."""
     return (pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks),
-            new_game_scratch_nb(state0, orders0, m), np.empty(log_capacity, dtype=EVENT_DTYPE))
+            new_game_scratch_nb(state0, cs0, orders0, m, cfg), np.empty(log_capacity, dtype=EVENT_DTYPE))
 
 
 # --------------------------------------------------------------------------------------------------

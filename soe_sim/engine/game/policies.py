@@ -219,8 +219,8 @@ for _v in FEATURES.values():
     assert len(_v) <= N_FEAT
 
 # rows of the per-area arrays of the ORDER features (_order_known_nb)
-K_OWN_N, K_OWN_SP, K_EN_N, K_EN_SP, K_UNSEEN, K_INSUP = range(6)
-N_KNOWN = 6
+K_OWN_N, K_OWN_SP, K_EN_N, K_EN_SP, K_UNSEEN, K_INSUP, K_DEFICIT = range(7)
+N_KNOWN = 7
 
 
 def default_params(name) -> np.ndarray:
@@ -553,16 +553,22 @@ def fill_first_features_nb(step, front, feat):
 @njit(cache=True, _nrt=False)
 def _order_known_nb(state, orders, pol, side, known):
     """The per-area arrays of the ORDER features (``known`` (N_KNOWN, n_areas) float64): what
-    ``side`` knows (:func:`known_areas_nb`) and whether all its blocks there are in supply."""
+    ``side`` knows (:func:`known_areas_nb`), whether all its blocks there are in supply and the
+    largest SP deficit of its blocks there (the Reorganization ``target_vp`` column, in one pass
+    over the blocks instead of one per row)."""
     pr = pol.params[side]
     known_areas_nb(state, orders, side, pr, known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP],
                    known[K_UNSEEN])
     insup = known[K_INSUP]
     insup[:] = 1.0
+    deficit = known[K_DEFICIT]
+    deficit[:] = 0.0
     for b in range(state.block_side.shape[0]):
         if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
+            a = state.block_area[b]
             if not state.block_in_supply[b]:
-                insup[state.block_area[b]] = 0.0
+                insup[a] = 0.0
+            deficit[a] = max(deficit[a], np.float64(state.block_max_sp[b] - state.block_sp[b]))
 
 
 @njit(cache=True, inline="always")
@@ -629,11 +635,7 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
         rows[r, 13] = best
         rows[r, 14] = bvp
     elif t == onb.REORGANIZE:
-        d = 0.0
-        for b in range(block_side.shape[0]):
-            if block_status[b] == STATUS.ON_MAP and block_side[b] == side and block_area[b] == a:
-                d = max(d, np.float64(block_max_sp[b] - block_sp[b]))
-        rows[r, 14] = d
+        rows[r, 14] = known[K_DEFICIT, a]
 
 
 @njit(cache=True, _nrt=False)

@@ -38,7 +38,7 @@ from soe_sim.engine.nb import (
     reach_into_nb,
     reachable_nb,
     restrict_retreat_nb,
-    retreat_targets_nb,
+    retreat_targets_into_nb,
     side_depots_into_nb,
     side_depots_nb,
     side_sign_nb,
@@ -862,7 +862,8 @@ def _vias_nb(ip, ix, eb, el, enemy_row, side, start, dest, allowance, stamp, gen
 class MoveScratch(NamedTuple):
     """Scratch arrays of :func:`legal_moves_nb` (:func:`new_move_scratch_nb`; the game loop keeps one
     per game): candidate blocks, presence, closed links, BFS distances (``dist`` is ``UNREACHED``
-    everywhere between calls), queue, visit stamps, via distances, destinations and vias."""
+    everywhere between calls), queue, visit stamps, via distances, destinations and vias; ``wd`` the
+    :class:`WithdrawScratch` of the Withdraw kernels."""
 
     cand: np.ndarray
     cnt: np.ndarray
@@ -875,6 +876,7 @@ class MoveScratch(NamedTuple):
     dests: np.ndarray
     vias: np.ndarray
     rdist: np.ndarray
+    wd: WithdrawScratch
 
 
 @njit(cache=True, _nrt=True)
@@ -888,7 +890,8 @@ def new_move_scratch_nb(n_blocks, map_arrays):
                        np.zeros((2, n), dtype=np.bool_), np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_),
                        np.full(n, UNREACHED, dtype=np.int32), np.empty(n, dtype=np.int32),
                        np.zeros(n, dtype=np.int64), np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64),
-                       np.empty(max_deg + 1, dtype=np.int64), np.empty(n, dtype=np.int32))
+                       np.empty(max_deg + 1, dtype=np.int64), np.empty(n, dtype=np.int32),
+                       new_withdraw_scratch_nb(n_blocks, map_arrays))
 
 
 @njit(cache=True, _nrt=False)
@@ -1215,6 +1218,70 @@ def execute_withdraw_nb(state, orders, map_arrays, orules, order_id, out_dest, o
                                       np.zeros((0, 0), dtype=np.bool_))
 
 
+class WithdrawScratch(NamedTuple):
+    """Scratch of the Withdraw kernels (:func:`new_withdraw_scratch_nb`; every array written before
+    it is read): presence ``cnt`` int32 / ``enemy`` bool (2, n_areas), the side's supply rows
+    ``src_row`` / ``depot_dist_row`` int32 and ``goal`` bool (n_areas,), the closed links ``eb``
+    bool (n_links,), the retreat candidates ``cand`` / ``cand_d`` int64 (max degree + 1,), ``target``
+    / ``members`` int64 (n_blocks,), ``allowed`` / ``seeds`` bool and ``queue`` / ``dist`` int32
+    (n_areas,); ``ready`` int64 (2,): the order whose targets :func:`withdraw_loss_options_scratch_nb`
+    left in ``cand`` / ``target`` and their count (-1: none), which
+    :func:`execute_withdraw_choice_scratch_nb` then takes instead of recomputing them — the player's
+    loss choice in between changes nothing on the map."""
+
+    cnt: np.ndarray
+    enemy: np.ndarray
+    src_row: np.ndarray
+    goal: np.ndarray
+    depot_dist_row: np.ndarray
+    eb: np.ndarray
+    cand: np.ndarray
+    cand_d: np.ndarray
+    target: np.ndarray
+    members: np.ndarray
+    allowed: np.ndarray
+    seeds: np.ndarray
+    queue: np.ndarray
+    dist: np.ndarray
+    ready: np.ndarray
+
+
+@njit(cache=True, _nrt=True)
+def new_withdraw_scratch_nb(n_blocks, map_arrays):
+    n = map_arrays.front.shape[0]
+    ip = map_arrays.adj_indptr
+    max_deg = 0
+    for i in range(n):
+        max_deg = max(max_deg, ip[i + 1] - ip[i])
+    return WithdrawScratch(np.zeros((2, n), dtype=np.int32), np.zeros((2, n), dtype=np.bool_),
+                           np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int32),
+                           np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_),
+                           np.zeros(max_deg + 1, dtype=np.int64), np.zeros(max_deg + 1, dtype=np.int64),
+                           np.zeros(n_blocks, dtype=np.int64), np.zeros(n_blocks, dtype=np.int64),
+                           np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int32),
+                           np.zeros(n, dtype=np.int32), np.full(2, -1, dtype=np.int64))
+
+
+@njit(cache=True, _nrt=False)
+def _withdraw_targets_nb(state, map_arrays, orules, s, a, m, ws):
+    """SoE 7.2 Withdraw: the retreat candidates (``ws.cand``, returns how many) and the area of each
+    of the ``m`` withdrawing blocks (``ws.target``) of ``s``'s blocks leaving ``a``, toward the
+    side's supply depots (:func:`~soe_sim.engine.nb.retreat_targets_nb`); ``ws.cnt`` / ``ws.enemy``
+    hold the presence."""
+    cnt = ws.cnt
+    enemy = ws.enemy
+    presence_nb(state, cnt, enemy)
+    goal = ws.goal  # the friendly supply depots
+    side_depots_into_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link,
+                        map_arrays.supply_source, map_arrays.garrison, state.control, enemy, s, ws.src_row, goal,
+                        ws.depot_dist_row, ws.seeds, ws.queue)
+    eb = ws.eb
+    edge_blocked_nb(state, map_arrays, s, cnt, eb)
+    return retreat_targets_into_nb(map_arrays.adj_indptr, map_arrays.adj_indices, eb, map_arrays.eastern_link, goal,
+                                   enemy[s], cnt[s], s, a, orules.max_blocks, m, ws.cand, ws.cand_d, ws.target,
+                                   ws.dist, ws.queue)
+
+
 @njit(cache=True, _nrt=True)
 def withdraw_loss_options_nb(state, orders, map_arrays, orules, order_id, out_block):
     """SoE 7.2 Withdraw ("lose 1SP from any one block"; O8): the blocks that may take the
@@ -1224,6 +1291,16 @@ def withdraw_loss_options_nb(state, orders, map_arrays, orules, order_id, out_bl
     :func:`execute_withdraw_choice_nb`. Whether the blocks can leave is checked without the round
     loop's area restrictions (the rare case where only those forbid every area makes the choice
     moot: nothing is lost here then)."""
+    return withdraw_loss_options_scratch_nb(state, orders, map_arrays, orules, order_id, out_block,
+                                            new_withdraw_scratch_nb(state.block_side.shape[0], map_arrays))
+
+
+@njit(cache=True, _nrt=False)
+def withdraw_loss_options_scratch_nb(state, orders, map_arrays, orules, order_id, out_block, ws):
+    """:func:`withdraw_loss_options_nb` with the caller's :class:`WithdrawScratch` ``ws`` (which then
+    holds the retreat targets for :func:`execute_withdraw_choice_scratch_nb` of the same order on
+    the same position)."""
+    ws.ready[0] = -1
     if orders.order_status[order_id] != PLACED or orders.order_type[order_id] != WITHDRAW:
         return 0
     s = orders.order_side[order_id]
@@ -1249,23 +1326,9 @@ def withdraw_loss_options_nb(state, orders, map_arrays, orules, order_id, out_bl
         return 0
     if orules.withdraw_cavalry_exempt and all_cav and all_enemy_inf:
         return 0
-    n = map_arrays.front.shape[0]
-    cnt = np.zeros((2, n), dtype=np.int32)
-    enemy = np.zeros((2, n), dtype=np.bool_)
-    presence_nb(state, cnt, enemy)
-    src_row = np.empty(n, dtype=np.int32)
-    goal = np.zeros(n, dtype=np.bool_)
-    depot_dist_row = np.empty(n, dtype=np.int32)
-    side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, map_arrays.supply_source,
-                   map_arrays.garrison, state.control, enemy, s, src_row, goal, depot_dist_row)
-    eb = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
-    edge_blocked_nb(state, map_arrays, s, cnt, eb)
-    deg = map_arrays.adj_indptr[a + 1] - map_arrays.adj_indptr[a]
-    cand = np.empty(deg + 1, dtype=np.int64)
-    cand_d = np.empty(deg + 1, dtype=np.int64)
-    target = np.empty(m, dtype=np.int64)
-    kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, eb, map_arrays.eastern_link, goal,
-                            enemy[s], cnt[s], s, a, orules.max_blocks, m, cand, cand_d, target)
+    kc = _withdraw_targets_nb(state, map_arrays, orules, s, a, m, ws)
+    ws.ready[0] = order_id
+    ws.ready[1] = kc
     return m if kc > 0 else 0
 
 
@@ -1293,6 +1356,18 @@ def execute_withdraw_choice_nb(state, orders, map_arrays, orules, order_id, out_
     out_dest : (n_blocks,) int — new area of each withdrawn block, -1 otherwise
     out_info : (N_WITHDRAW_INFO,) int — WI_MOVED, WI_LOSS_BLOCK, WI_DESTROYED, WI_VP
     """
+    return execute_withdraw_choice_scratch_nb(state, orders, map_arrays, orules, order_id, out_dest, out_info,
+                                              loss_block, nation_ok,
+                                              new_withdraw_scratch_nb(state.block_side.shape[0], map_arrays))
+
+
+@njit(cache=True, _nrt=False)
+def execute_withdraw_choice_scratch_nb(state, orders, map_arrays, orules, order_id, out_dest, out_info, loss_block,
+                                       nation_ok, ws):
+    """:func:`execute_withdraw_choice_nb` with the caller's :class:`WithdrawScratch` ``ws``."""
+    pre = ws.ready[0] == order_id  # the targets of withdraw_loss_options_scratch_nb on this position
+    pre_kc = ws.ready[1]
+    ws.ready[0] = -1
     nbk = state.block_side.shape[0]
     n = map_arrays.front.shape[0]
     for b in range(out_dest.shape[0]):
@@ -1307,7 +1382,7 @@ def execute_withdraw_choice_nb(state, orders, map_arrays, orules, order_id, out_
     a = orders.order_area[order_id]
     n_enemy = 0
     all_enemy_inf = True
-    members = np.empty(nbk, dtype=np.int64)
+    members = ws.members
     m = 0
     all_cav = True
     for b in range(nbk):
@@ -1329,24 +1404,14 @@ def execute_withdraw_choice_nb(state, orders, map_arrays, orules, order_id, out_
         return WD_NONE
     orders.order_status[order_id] = EXECUTED
     orders.order_executed[order_id] = m
-    cnt = np.zeros((2, n), dtype=np.int32)
-    enemy = np.zeros((2, n), dtype=np.bool_)
-    presence_nb(state, cnt, enemy)
-    src_row = np.empty(n, dtype=np.int32)
-    goal = np.zeros(n, dtype=np.bool_)  # the friendly supply depots
-    depot_dist_row = np.empty(n, dtype=np.int32)
-    side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.eastern_link, map_arrays.supply_source,
-                   map_arrays.garrison, state.control, enemy, s, src_row, goal, depot_dist_row)
-    eb = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
-    edge_blocked_nb(state, map_arrays, s, cnt, eb)
-    deg = map_arrays.adj_indptr[a + 1] - map_arrays.adj_indptr[a]
-    cand = np.empty(deg + 1, dtype=np.int64)
-    cand_d = np.empty(deg + 1, dtype=np.int64)
-    target = np.empty(m, dtype=np.int64)
-    kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, eb, map_arrays.eastern_link, goal,
-                            enemy[s], cnt[s], s, a, orules.max_blocks, m, cand, cand_d, target)
+    kc = pre_kc if pre else _withdraw_targets_nb(state, map_arrays, orules, s, a, m, ws)
+    cnt = ws.cnt
+    cand = ws.cand
+    target = ws.target
     if nation_ok.shape[0] > 0 and kc > 0:  # G15, G16: only areas every withdrawing block may enter
-        allowed = np.ones(n, dtype=np.bool_)
+        allowed = ws.allowed
+        for i in range(n):
+            allowed[i] = True
         for q in range(m):
             nat = state.block_nation[members[q]]
             for i in range(n):
