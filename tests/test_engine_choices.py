@@ -282,6 +282,47 @@ def test_soe_7_2_withdraw_loss_from_the_chosen_block(world):
         assert (state.block_sp != sp0).sum() == 1
 
 
+def test_withdraw_scratch_reuses_the_targets_of_the_loss_options(world):
+    """The game loop's Withdraw path (SoE 7.2): ``withdraw_loss_options_scratch_nb`` leaves the
+    retreat targets in its ``WithdrawScratch`` and ``execute_withdraw_choice_scratch_nb`` of the same
+    order takes them instead of recomputing; the result must equal the allocating kernels' (which
+    compute everything afresh), and targets left for another order must be ignored."""
+    game_map, roster, rules = world
+    orules = order_constants(rules)
+    results = []
+    for path in ("fresh", "reuse", "stale"):
+        state, ids = tutorial(world)
+        check_supply(state, game_map, engine_constants(rules), apply=False)
+        orders = new_order_state(state)
+        f = int(game_map.front[game_map.index("charyshi")])
+        wd = place_order(state, orders, game_map, P, f, OrderType.WITHDRAW, "charyshi")
+        sov = place_order(state, orders, game_map, S, f, OrderType.FORCED_MARCH_OUT, "gomel")
+        apply_move(state, orders, game_map, orules, sov, ids["ru-2-id"], "charyshi", "zlobin")
+        rows = np.empty(state.n_blocks, np.int64)
+        dest = np.empty(state.n_blocks, np.int64)
+        info = np.empty(N_WITHDRAW_INFO, np.int64)
+        no_mask = np.zeros((0, 0), bool)
+        if path == "fresh":
+            k = onb.withdraw_loss_options_nb(state, orders, game_map.arrays, orules, wd, rows)
+            mode = onb.execute_withdraw_choice_nb(state, orders, game_map.arrays, orules, wd, dest, info, -1, no_mask)
+        else:
+            ws = onb.new_withdraw_scratch_nb(state.n_blocks, game_map.arrays)
+            k = onb.withdraw_loss_options_scratch_nb(state, orders, game_map.arrays, orules, wd, rows, ws)
+            assert ws.ready[0] == wd and ws.ready[1] > 0
+            if path == "stale":  # targets of another order: recomputed
+                ws.ready[0] = wd + 1
+                ws.cand[:] = -7
+                ws.target[:] = -7
+            mode = onb.execute_withdraw_choice_scratch_nb(state, orders, game_map.arrays, orules, wd, dest, info, -1,
+                                                          no_mask, ws)
+            assert ws.ready[0] == -1  # used once
+        assert k == 2 and mode == onb.WD_OK
+        results.append((dest.copy(), info.copy(), state.block_area.copy(), state.block_sp.copy()))
+    for other in results[1:]:
+        for x, y in zip(results[0], other):
+            np.testing.assert_array_equal(x, y)
+
+
 def test_withdraw_loss_decisions_in_the_loop():
     """Loop: a ``withdraw`` event with a loss names the block that lost it (``block``), and that block
     shows the loss (``block_loss`` with cause ORDERS)."""

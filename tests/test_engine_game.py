@@ -102,6 +102,19 @@ def test_batch_is_independent_of_threads_and_matches_single_games():
         assert np.array_equal(g.row, one[i])
 
 
+@pytest.mark.parametrize("ruleset", ["soe", "eats"])
+def test_games_of_a_batch_start_afresh(ruleset):
+    """A thread's games share one GameScratch, whose GameWork (elimination trackers, event work with
+    the game's active nations and access masks, leader work, supply scratch) is reset at the start
+    of each game: every game of a batch — card events, leaders, both fronts — equals the same game
+    played alone."""
+    rows = play_games("campaign-1920", 4, seed=13, threads=1, polish="balanced", soviet="aggressive", raw=True,
+                      ruleset=ruleset)
+    for i in range(4):
+        g = play_game("campaign-1920", (13, i), polish="balanced", soviet="aggressive", ruleset=ruleset)
+        assert np.array_equal(g.row, rows[i]), i
+
+
 def test_stream_seeds_kernel_matches_seed_sequence():
     """The batch's stream seeds come from a kernel replicating numpy's SeedSequence: equal to
     game_streams (three SeedSequence children per game) for int seeds, large and fresh entropy,

@@ -279,7 +279,7 @@ class PolicySet(NamedTuple):
 
 
 FEAT_ROWS = 4096  # rows of PolicySet.feat_buf (a decision with more options aborts the game: game.nb.feat_buffer_nb)
-WP_SLOTS = 8192  # entries of the attack_win_prob_nb memo (open addressing, a power of two)
+WP_SLOTS = 65536  # entries of the attack_win_prob_nb memo (open addressing, a power of two)
 WP_PROBES = 16  # slots tried before a value is computed without being remembered
 
 
