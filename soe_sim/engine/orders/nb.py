@@ -364,7 +364,9 @@ class PlacementTables(NamedTuple):
     their tables ``b_area`` / ``b_row`` / ``b_allow`` / ``b_mask`` (see :func:`_cap_nb`), the
     areas holding them (``frow``, ``fareas``, ``meta[M_NF]``), movement distances ``dist_r`` /
     ``reach_r`` / ``reach_k`` from those areas, ``has_dest``, ``has_rail`` and the Recon distances
-    ``recon_d``. The game loop computes it once per side per placement step and then only runs the
+    ``recon_d``, and the areas of each front in index order (``front_areas[front_ptr[f]:front_ptr[f +
+    1]]``: the rows of a front are listed from them). The game loop computes it once per side per
+    placement step and then only runs the
     *dynamic* part (:func:`legal_orders_from_tables_nb`: the matching of the orders already placed
     and the rows), which uses the remaining arrays as scratch.
     """
@@ -403,6 +405,8 @@ class PlacementTables(NamedTuple):
     same: np.ndarray
     cap_ok: np.ndarray
     row_allow: np.ndarray
+    front_areas: np.ndarray
+    front_ptr: np.ndarray
 
 
 M_NF = 0  # PlacementTables.meta: areas holding the side's blocks
@@ -428,7 +432,8 @@ def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
         np.zeros(nbk, dtype=np.bool_), np.full(nbk, -1, dtype=np.int64), np.zeros(order_capacity + 2, dtype=np.int64),
         np.full(nbk, -1, dtype=np.int64), np.full(order_capacity + 1, -1, dtype=np.int64),
         np.zeros(order_capacity + 1, dtype=np.bool_), np.zeros((N_ORDER_TYPES, n), dtype=np.int32),
-        np.zeros((N_ORDER_TYPES, n), dtype=np.int32), np.zeros((max(n, 1), 2), dtype=np.int64))
+        np.zeros((N_ORDER_TYPES, n), dtype=np.int32), np.zeros((max(n, 1), 2), dtype=np.int64),
+        np.zeros(n, dtype=np.int64), np.zeros(n + 2, dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False)
@@ -444,6 +449,20 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
     ix = map_arrays.adj_indices
     el = map_arrays.eastern_link
     nbk = state.block_side.shape[0]
+    # the areas of each front, ascending (a counting sort on map_arrays.front; fronts >= n: none)
+    fr = map_arrays.front
+    front_ptr = tabs.front_ptr
+    for f in range(front_ptr.shape[0]):
+        front_ptr[f] = 0
+    for a in range(n):
+        if 0 <= fr[a] < n:
+            front_ptr[fr[a] + 2] += 1
+    for f in range(2, front_ptr.shape[0]):
+        front_ptr[f] += front_ptr[f - 1]
+    for a in range(n):
+        if 0 <= fr[a] < n:
+            tabs.front_areas[front_ptr[fr[a] + 1]] = a
+            front_ptr[fr[a] + 1] += 1
     cnt = tabs.cnt
     enemy = tabs.enemy
     presence_nb(state, cnt, enemy)
@@ -651,18 +670,22 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
                     changed = True
                     break
 
+    # the front's areas (ascending): only their entries of ``same`` and ``cap_ok`` are written or read
+    fa = tabs.front_areas[tabs.front_ptr[front]:tabs.front_ptr[front + 1]] if 0 <= front < n else tabs.front_areas[:0]
     same = tabs.same
-    same[:, :] = 0
+    cap_ok = tabs.cap_ok
+    for t in range(N_ORDER_TYPES):
+        for q in range(fa.shape[0]):
+            same[t, fa[q]] = 0
+            cap_ok[t, fa[q]] = 0
     for o in range(n_ord):
-        if orders.order_side[o] == side and orders.order_status[o] != REMOVED:
+        if orders.order_side[o] == side and orders.order_status[o] != REMOVED and fr[orders.order_area[o]] == front:
             same[orders.order_type[o], orders.order_area[o]] += 1
 
     # per (type, area): cap_ok > 0 when a block could execute it while every placed order keeps an
     # executing block (free, or held by a slot that can hand it over); only whether it is 0 is read.
     # Move To / Forced March To: one pass over each distance row with the largest allowance of such
     # blocks in its area (``row_allow``) instead of one pass per block.
-    cap_ok = tabs.cap_ok
-    cap_ok[:, :] = 0
     nf = tabs.meta[M_NF]
     row_allow = tabs.row_allow
     for r in range(nf):
@@ -706,8 +729,9 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     # Recon rows first, then the other types (skipped when only Recon is allowed: after a Recon row,
     # or whatever the Recon rows when only a free Recon slot is left)
     if orders.pool_used[side, RECON] < orules.pool[RECON]:
-        for i in range(n):
-            if fr[i] != front or same[RECON, i] >= orules.max_same_type_per_area:
+        for q in range(fa.shape[0]):
+            i = fa[q]
+            if same[RECON, i] >= orules.max_same_type_per_area:
                 continue
             if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
                 continue
@@ -719,9 +743,8 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
                 out_area[k] = i
                 k += 1
     if not (recon_only and (n_recon > 0 or remaining <= 0)):
-        for i in range(n):
-            if fr[i] != front:
-                continue
+        for q in range(fa.shape[0]):
+            i = fa[q]
             for t in range(N_ORDER_TYPES):
                 if t == RECON or orders.pool_used[side, t] >= orules.pool[t]:
                     continue
