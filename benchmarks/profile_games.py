@@ -1,0 +1,75 @@
+"""A process to profile with Linux ``perf``: plays games after a warm-up, with a perf map of numba's code.
+
+Run (two shells, or in the background)::
+
+    .venv/bin/python benchmarks/profile_games.py --games 2500 --ready /tmp/ready &
+    while [ ! -s /tmp/ready ]; do sleep 1; done
+    perf record -F 1999 -p "$(cat /tmp/ready)" -o /tmp/perf.data -- sleep 8
+    perf report -i /tmp/perf.data --no-children --sort symbol --stdio
+
+numba's JIT code has no symbols that ``perf`` can see; after the warm-up (compilation or cache load,
+scenario set-up: nothing of it is sampled) this script writes ``/tmp/perf-PID.map`` — every function of
+numba's JIT engine with its address, each ending where the next begins — which ``perf report`` reads for
+the process. Then it writes its PID to ``--ready`` and plays ``--games`` games of ``--scenario`` with
+:func:`soe_sim.engine.game.play_games` on ``--threads`` threads, and prints games/s and CPU ms per game.
+The names in the report are numba's mangled ones (``_ZN7soe_sim6engine6orders2nb27legal_orders_...``);
+LLVM inlines small callees into their callers, whose self time then includes them.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import click
+
+
+def write_perf_map(path: str | None = None) -> tuple[str, int]:
+    """Write the perf map of every function numba's CPU JIT engine has defined so far; returns the path
+    and the number of symbols."""
+    from numba.core.registry import cpu_target
+
+    engine = cpu_target.target_context.codegen()._engine
+    syms = []
+    for name in list(engine._defined_symbols):
+        try:
+            addr = engine.get_function_address(name)
+        except Exception:  # noqa: BLE001 - a data symbol or one the engine cannot resolve: not code
+            continue
+        if addr:
+            syms.append((addr, name))
+    syms.sort()
+    path = path or f"/tmp/perf-{os.getpid()}.map"
+    with open(path, "w") as f:
+        for i, (addr, name) in enumerate(syms):
+            size = min((syms[i + 1][0] - addr) if i + 1 < len(syms) else 4096, 1 << 20)
+            f.write(f"{addr:x} {size:x} {name}\n")
+    return path, len(syms)
+
+
+@click.command()
+@click.option("--scenario", default="kiev-offensive", show_default=True)
+@click.option("--polish", default="balanced", show_default=True)
+@click.option("--soviet", default="balanced", show_default=True)
+@click.option("--games", default=2500, show_default=True)
+@click.option("--threads", default=1, show_default=True)
+@click.option("--seed", default=2, show_default=True)
+@click.option("--ready", default=None, help="Write the PID here once the warm-up and the perf map are done.")
+def main(scenario, polish, soviet, games, threads, seed, ready):
+    from soe_sim.engine.game import play_games
+
+    t = time.perf_counter()
+    play_games(scenario, 20, seed=1, threads=threads, polish=polish, soviet=soviet)
+    path, n = write_perf_map()
+    click.echo(f"warm-up {time.perf_counter() - t:.1f} s; perf map {path} ({n} symbols); pid {os.getpid()}", err=True)
+    if ready:
+        Path(ready).write_text(str(os.getpid()))
+    t = time.perf_counter()
+    c = time.process_time()
+    play_games(scenario, games, seed=seed, threads=threads, polish=polish, soviet=soviet)
+    wall = time.perf_counter() - t
+    click.echo(f"{games / wall:.1f} games/s, {1000 * (time.process_time() - c) / games:.3f} CPU ms/game")
+
+
+if __name__ == "__main__":
+    main()
