@@ -734,12 +734,6 @@ def event_usable_nb(state, cards, orders, map_arrays, table, active_nations, sid
     """SoE 7.1, 7.13: may ``side`` play historical ``card`` for its event in ``front``'s card play?
     (the card's front allows it — SoE 10.0 — and the event would do something, EV2). Filter the
     ``USE_EVENT`` rows of ``cards.nb.legal_card_plays_nb`` with it."""
-    c = card - 1
-    if card < 1 or card > table.n_fx.shape[1] or table.kind[side, c] != EVENT_KIND.HISTORICAL:
-        return False
-    cf = table.front[side, c]
-    if cf != CARD_FRONT.ANY and cf != front:
-        return False
     return event_usable_scratch_nb(state, cards, orders, map_arrays, table, active_nations, side, card, front,
                                    np.empty(N_X, dtype=np.int64), np.zeros(state.block_side.shape[0], dtype=np.bool_),
                                    np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64))

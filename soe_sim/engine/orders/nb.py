@@ -901,13 +901,19 @@ class MoveScratch(NamedTuple):
     wd: WithdrawScratch
 
 
+@njit(cache=True, _nrt=False)
+def max_degree_nb(adj_indptr):
+    """The most links of any area (the size of per-neighbour scratch such as retreat candidates)."""
+    max_deg = 0
+    for i in range(adj_indptr.shape[0] - 1):
+        max_deg = max(max_deg, adj_indptr[i + 1] - adj_indptr[i])
+    return max_deg
+
+
 @njit(cache=True, _nrt=True)
 def new_move_scratch_nb(n_blocks, map_arrays):
     n = map_arrays.front.shape[0]
-    ip = map_arrays.adj_indptr
-    max_deg = 0
-    for i in range(n):
-        max_deg = max(max_deg, ip[i + 1] - ip[i])
+    max_deg = max_degree_nb(map_arrays.adj_indptr)
     return MoveScratch(np.empty(n_blocks, dtype=np.int64), np.zeros((2, n), dtype=np.int32),
                        np.zeros((2, n), dtype=np.bool_), np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_),
                        np.full(n, UNREACHED, dtype=np.int32), np.empty(n, dtype=np.int32),
@@ -1271,10 +1277,7 @@ class WithdrawScratch(NamedTuple):
 @njit(cache=True, _nrt=True)
 def new_withdraw_scratch_nb(n_blocks, map_arrays):
     n = map_arrays.front.shape[0]
-    ip = map_arrays.adj_indptr
-    max_deg = 0
-    for i in range(n):
-        max_deg = max(max_deg, ip[i + 1] - ip[i])
+    max_deg = max_degree_nb(map_arrays.adj_indptr)
     return WithdrawScratch(np.zeros((2, n), dtype=np.int32), np.zeros((2, n), dtype=np.bool_),
                            np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int32),
                            np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_),
