@@ -102,6 +102,23 @@ def test_soe_7_2_order_placement_example(world, orules):
     assert int(orders.pool_used[S, T.RECON]) == 1 and int(orders.placed[S, N]) == 3
 
 
+def test_soe_7_2_same_type_limit_is_a_rule_constant(world, orules):
+    """SoE 7.2 Multiple Orders ("orders.max_same_type_per_area"): a second Defend in Gomel (two
+    Soviet blocks, each executing its own order, O2) is listed only when a variant allows two of a
+    type per area; a limit of 0 allows no order at all."""
+    game_map, _, _ = world
+    state, orders, _ = tutorial(world)
+    order(state, orders, game_map, S, T.RECON, "zlobin")
+    order(state, orders, game_map, S, T.DEFEND, "gomel")
+    assert (T.DEFEND, "gomel") not in legal_orders(state, orders, game_map, orules, S, N, 4)
+    two = orules._replace(max_same_type_per_area=2)
+    assert (T.DEFEND, "gomel") in legal_orders(state, orders, game_map, two, S, N, 4)
+    order(state, orders, game_map, S, T.DEFEND, "gomel")
+    assert (T.DEFEND, "gomel") not in legal_orders(state, orders, game_map, two, S, N, 4)  # two placed: the limit
+    state0, orders0, _ = tutorial(world)
+    assert legal_orders(state0, orders0, game_map, orules._replace(max_same_type_per_area=0), S, N, 3) == []
+
+
 def test_soe_7_2_recon_range_pool_and_eastern_links(world, orules):
     game_map, _, _ = world
     state, orders, ids = tutorial(world)

@@ -403,7 +403,8 @@ class PlacementTables(NamedTuple):
     match_slot: np.ndarray
     movable_slot: np.ndarray
     same: np.ndarray
-    cap_ok: np.ndarray
+    closed_mask: np.ndarray
+    cap_mask: np.ndarray
     row_allow: np.ndarray
     front_areas: np.ndarray
     front_ptr: np.ndarray
@@ -432,7 +433,7 @@ def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
         np.zeros(nbk, dtype=np.bool_), np.full(nbk, -1, dtype=np.int64), np.zeros(order_capacity + 2, dtype=np.int64),
         np.full(nbk, -1, dtype=np.int64), np.full(order_capacity + 1, -1, dtype=np.int64),
         np.zeros(order_capacity + 1, dtype=np.bool_), np.zeros((N_ORDER_TYPES, n), dtype=np.int32),
-        np.zeros((N_ORDER_TYPES, n), dtype=np.int32), np.zeros((max(n, 1), 2), dtype=np.int64),
+        np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros((max(n, 1), 2), dtype=np.int64),
         np.zeros(n, dtype=np.int64), np.zeros(n + 2, dtype=np.int64))
 
 
@@ -670,19 +671,34 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
                     changed = True
                     break
 
-    # the front's areas (ascending): only their entries of ``same`` and ``cap_ok`` are read (both
-    # tables are cleared whole: one contiguous fill is cheaper than a scattered one per front area)
+    # the front's areas (ascending); per area, bit masks of order types: ``closed`` (the side's
+    # orders there already fill ``max_same_type_per_area`` of the type, or EatS II.4.1 excludes it)
+    # and ``cap_mask`` (a block could execute it while every placed order keeps an executing block:
+    # free, or held by a slot that can hand it over). Only the areas of the side's orders and of its
+    # reach are written; both masks are cleared whole (two short contiguous fills).
     fa = tabs.front_areas[tabs.front_ptr[front]:tabs.front_ptr[front + 1]] if 0 <= front < n else tabs.front_areas[:0]
     same = tabs.same
-    cap_ok = tabs.cap_ok
-    same[:, :] = 0
-    cap_ok[:, :] = 0
+    closed = tabs.closed_mask
+    cap_mask = tabs.cap_mask
+    max_same = orules.max_same_type_per_area
+    closed[:] = 0 if max_same > 0 else -1  # a limit of 0: no order of any type
+    cap_mask[:] = 0
+    for o in range(n_ord):  # the counts of the areas of the side's orders only (same is scratch)
+        if orders.order_side[o] == side and orders.order_status[o] != REMOVED:
+            same[orders.order_type[o], orders.order_area[o]] = 0
     for o in range(n_ord):
         if orders.order_side[o] == side and orders.order_status[o] != REMOVED and fr[orders.order_area[o]] == front:
-            same[orders.order_type[o], orders.order_area[o]] += 1
+            t = orders.order_type[o]
+            a = orders.order_area[o]
+            same[t, a] += 1
+            if same[t, a] >= max_same:
+                closed[a] |= 1 << t
+            if orules.withdraw_excludes_defend:  # EatS II.4.1: no Withdraw where a Defend order is, and back
+                if t == DEFEND:
+                    closed[a] |= 1 << WITHDRAW
+                elif t == WITHDRAW:
+                    closed[a] |= 1 << DEFEND
 
-    # per (type, area): cap_ok > 0 when a block could execute it while every placed order keeps an
-    # executing block (free, or held by a slot that can hand it over); only whether it is 0 is read.
     # Move To / Forced March To: one pass over each distance row with the largest allowance of such
     # blocks in its area (``row_allow``) instead of one pass per block.
     nf = tabs.meta[M_NF]
@@ -700,10 +716,9 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
         row_allow[r, 1] = max(row_allow[r, 1], b_allow[b, 1])
         a = b_area[b]
         if fr[a] == front:
-            m = b_mask[b]
-            for t in range(N_ORDER_TYPES):
-                if ((m >> t) & 1) != 0:
-                    cap_ok[t, a] += 1
+            cap_mask[a] |= b_mask[b]
+    bit_mt = np.int64(1) << MOVE_TO
+    bit_fmt = np.int64(1) << FORCED_MARCH_TO
     for r in range(nf):
         allow0 = row_allow[r, 0]
         allow1 = row_allow[r, 1]
@@ -715,9 +730,9 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
                 continue
             d = dist_r[r, i]
             if d <= allow0:
-                cap_ok[MOVE_TO, i] += 1
+                cap_mask[i] |= bit_mt
             if d <= allow1:
-                cap_ok[FORCED_MARCH_TO, i] += 1
+                cap_mask[i] |= bit_fmt
 
     owed = orules.mandatory_recon - orders.recon_placed[side, front]
     remaining = orders_allowed - general_used
@@ -730,7 +745,7 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     if orders.pool_used[side, RECON] < orules.pool[RECON]:
         for q in range(fa.shape[0]):
             i = fa[q]
-            if same[RECON, i] >= orules.max_same_type_per_area:
+            if ((closed[i] >> RECON) & 1) != 0:
                 continue
             if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
                 continue
@@ -742,17 +757,17 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
                 out_area[k] = i
                 k += 1
     if not (recon_only and (n_recon > 0 or remaining <= 0)):
+        pool_mask = np.int64(0)  # types whose pool is not used up (SoE 7.2), Recon apart
+        for t in range(N_ORDER_TYPES):
+            if t != RECON and orders.pool_used[side, t] < orules.pool[t]:
+                pool_mask |= np.int64(1) << t
         for q in range(fa.shape[0]):
             i = fa[q]
+            mm = cap_mask[i] & pool_mask & ~closed[i]
+            if mm == 0:
+                continue
             for t in range(N_ORDER_TYPES):
-                if t == RECON or orders.pool_used[side, t] >= orules.pool[t]:
-                    continue
-                if same[t, i] >= orules.max_same_type_per_area or cap_ok[t, i] == 0:
-                    continue
-                if orules.withdraw_excludes_defend and ((t == WITHDRAW and same[DEFEND, i] > 0)
-                                                        or (t == DEFEND and same[WITHDRAW, i] > 0)):
-                    continue  # EatS II.4.1: no Withdraw on a space where a Defend order is present
-                if k < cap:
+                if ((mm >> t) & 1) != 0 and k < cap:
                     out_type[k] = t
                     out_area[k] = i
                     k += 1
