@@ -775,3 +775,39 @@ def test_reverse_reach_matches_forward_bfs(world):
                     assert rdist[x] == fwd, (side, int(dest), x, depth)
                     reached += fwd != UNREACHED
     assert reached > 500
+
+
+def test_placement_tables_reused_across_positions_equal_fresh_ones(world, orules):
+    """The game loop keeps one PlacementTables per side for every placement step of every game of a
+    thread; nothing of a previous position may leak into the next. On a sequence of random positions
+    (both sides, every front), the reused tables give the distance rows in use and the ORDER rows
+    (``legal_orders_from_tables_nb``) of fresh ones (``legal_orders_nb``)."""
+    m = world[0]
+    rng = np.random.default_rng(5)
+    size = 9 * m.n_areas + 1
+    ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
+    ot2, oa2 = np.empty(size, np.int64), np.empty(size, np.int64)
+    reused = None
+    compared = 0
+    for _ in range(20):
+        state, _ = random_position(world, rng)
+        state.block_prev_area[:] = -1
+        orders = new_order_state(state)
+        if reused is None:  # every position is of the campaign universe: the same sizes
+            reused = nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0],
+                                                orders.order_type.shape[0])
+        tabs = reused
+        for s in (0, 1):
+            nb.placement_tables_nb(state, m.arrays, orules, s, tabs)
+            fresh = nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0],
+                                               orders.order_type.shape[0])
+            nb.placement_tables_nb(state, m.arrays, orules, s, fresh)
+            nf = int(fresh.meta[nb.M_NF])
+            assert int(tabs.meta[nb.M_NF]) == nf
+            assert (tabs.dist_r[:nf] == fresh.dist_r[:nf]).all()
+            for f in (0, 1):
+                k = nb.legal_orders_from_tables_nb(orders, m.arrays, orules, s, f, 3, tabs, ot, oa)
+                k2 = nb.legal_orders_nb(state, orders, m.arrays, orules, s, f, 3, ot2, oa2)
+                assert k == k2 and (ot[:k] == ot2[:k]).all() and (oa[:k] == oa2[:k]).all()
+                compared += k > 0
+    assert compared > 40

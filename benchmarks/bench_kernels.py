@@ -1,0 +1,119 @@
+"""Per-call cost of the ORDER-placement kernels on a real position, for engine work whose effect on a
+whole game is below the VM's noise (a Kiev game is ~3 ms; a kernel change worth 2 % of it cannot be
+seen in games/s on a shared VM, but it can in the kernel's own time).
+
+The position: the start of ``--scenario`` (supply checked), ``--orders`` orders placed by the first
+side on its front (rows drawn with a fixed seed from the listing). Timed, each inside one numba loop
+of ``--calls`` calls (so no Python call overhead is measured), after a warm-up:
+
+* ``placement_tables_us``: ``placement_tables_nb`` (the static part, once per side and placement
+  step in a game);
+* ``legal_orders_us``: ``legal_orders_from_tables_nb`` (the rows, at every ORDER decision);
+* ``rows``: how many rows that listing has (a check that two trees time the same work).
+
+Median of ``--repeats``; JSON on stdout. Compare two checkouts by running it under each
+(``PYTHONPATH=/tmp/wt_old .venv/bin/python benchmarks/bench_kernels.py``), alternating.
+
+Run: ``.venv/bin/python benchmarks/bench_kernels.py [--scenario kiev-offensive] [--calls 20000]``
+"""
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import time
+
+import click
+import numpy as np
+from numba import njit
+
+from soe_sim.data import load_blocks, load_map, load_scenario
+from soe_sim.engine.nb import check_supply
+from soe_sim.engine.orders import nb, new_order_state, order_constants
+from soe_sim.engine.state import engine_constants, new_game
+from soe_sim.rules import load_rules
+
+
+@njit(cache=False)
+def _loop_legal_orders(calls, orders, map_arrays, orules, side, front, allowed, tabs, out_type, out_area):
+    total = 0
+    for _ in range(calls):
+        total += nb.legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, allowed, tabs, out_type,
+                                                out_area)
+    return total
+
+
+@njit(cache=False)
+def _loop_placement_tables(calls, state, map_arrays, orules, side, tabs):
+    for _ in range(calls):
+        nb.placement_tables_nb(state, map_arrays, orules, side, tabs)
+
+
+def _median_us(fn, calls: int, repeats: int) -> float:
+    fn(10)  # warm-up: compilation and caches
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn(calls)
+        times.append((time.perf_counter() - t0) / calls * 1e6)
+    return round(statistics.median(times), 3)
+
+
+@click.command()
+@click.option("--scenario", default="kiev-offensive", show_default=True)
+@click.option("--orders", "n_orders", default=3, show_default=True, help="Orders placed before the listing is timed.")
+@click.option("--calls", default=20_000, show_default=True, help="Kernel calls per timed loop.")
+@click.option("--repeats", default=5, show_default=True)
+@click.option("--seed", default=1, show_default=True)
+@click.option("--out", default=None, help="Also write the JSON here.")
+def main(scenario, n_orders, calls, repeats, seed, out):
+    game_map, roster, rules = load_map(), load_blocks(), load_rules()
+    orules = order_constants(rules)
+    state = new_game(load_scenario(scenario), game_map, roster, rules)
+    check_supply(state, game_map, engine_constants(rules), apply=False)
+    orders = new_order_state(state)
+    size = nb.N_ORDER_TYPES * game_map.n_areas + 1
+    out_type, out_area = np.empty(size, np.int64), np.empty(size, np.int64)
+    tabs = nb.new_placement_tables_nb(state.n_blocks, game_map.n_areas, game_map.adj_indices.shape[0],
+                                      orders.order_type.shape[0])
+    side = 0
+    on_map = (state.block_side == side) & (state.block_area >= 0)
+    front = int(game_map.front[int(state.block_area[on_map][0])])
+    allowed = n_orders + 2
+    nb.placement_tables_nb(state, game_map.arrays, orules, side, tabs)
+    rng = np.random.default_rng(seed)
+    for _ in range(n_orders):
+        k = nb.legal_orders_from_tables_nb(orders, game_map.arrays, orules, side, front, allowed, tabs, out_type,
+                                           out_area)
+        real = [j for j in range(k) if out_type[j] != nb.NO_ORDER]
+        if not real:
+            break
+        j = real[int(rng.integers(len(real)))]
+        nb.place_order_nb(state, orders, side, front, out_type[j], out_area[j])
+    rows = int(nb.legal_orders_from_tables_nb(orders, game_map.arrays, orules, side, front, allowed, tabs, out_type,
+                                              out_area))
+    result = {
+        "benchmark": "kernels",
+        "scenario": scenario,
+        "side": side,
+        "front": front,
+        "orders_placed": int(orders.n_orders[0]),
+        "rows": rows,
+        "calls": calls,
+        "repeats": repeats,
+        "placement_tables_us": _median_us(
+            lambda c: _loop_placement_tables(c, state, game_map.arrays, orules, side, tabs), calls, repeats),
+        "legal_orders_us": _median_us(
+            lambda c: _loop_legal_orders(c, orders, game_map.arrays, orules, side, front, allowed, tabs, out_type,
+                                         out_area), calls, repeats),
+        "python": platform.python_version(),
+    }
+    text = json.dumps(result, indent=2)
+    click.echo(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
