@@ -5,7 +5,6 @@ Run: ``.venv/bin/python benchmarks/bench_battles.py [--sims 8000000] [--repeats 
 """
 from __future__ import annotations
 
-import json
 import platform
 import random
 import statistics
@@ -24,6 +23,7 @@ from soe_sim.battle import Battle, battle_odds, default_deck, simulate_battles  
 from soe_sim.battle.odds import numba_threads  # noqa: E402
 from soe_sim.rules import load_rules  # noqa: E402
 from tests import naive  # noqa: E402
+from _output import emit_json  # noqa: E402 (benchmarks/_output.py)
 
 
 def random_battles(n: int, seed: int) -> list[Battle]:
@@ -115,10 +115,7 @@ def main(sims, n_battles, python_sims, repeats, out):
     }
     result["speedup_vs_python_1thread"] = result["numba_battles_per_s_1thread"] / result["python_battles_per_s"]
     result["speedup_vs_python"] = result["numba_battles_per_s"] / result["python_battles_per_s"]
-    text = json.dumps(result, indent=2)
-    click.echo(text)
-    if out:
-        Path(out).write_text(text + "\n")
+    emit_json(result, out)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ other processes on the machine change the figures.
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -31,6 +30,7 @@ import time
 
 import click
 import numba
+from _output import emit_json  # benchmarks/_output.py
 
 DEFAULT_PAIRS = "random/random,balanced/balanced,aggressive/defensive"
 
@@ -121,11 +121,7 @@ def main(games, repeats, scenarios, pairs, threads, balance_report, balance_game
     if balance_report:
         res["balance_report"] = _balance_report(balance_games, balance_matrix_games, n_threads)
     res["load_average_at_end"] = os.getloadavg()[0]
-    text = json.dumps(res, indent=2)
-    click.echo(text)
-    if out:
-        with open(out, "w") as f:
-            f.write(text + "\n")
+    emit_json(res, out)
 
 
 if __name__ == "__main__":

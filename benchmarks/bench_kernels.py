@@ -18,7 +18,6 @@ Run: ``.venv/bin/python benchmarks/bench_kernels.py [--scenario kiev-offensive] 
 """
 from __future__ import annotations
 
-import json
 import platform
 import statistics
 import time
@@ -32,6 +31,7 @@ from soe_sim.engine.nb import check_supply
 from soe_sim.engine.orders import nb, new_order_state, order_constants
 from soe_sim.engine.state import engine_constants, new_game
 from soe_sim.rules import load_rules
+from _output import emit_json  # benchmarks/_output.py
 
 
 @njit(cache=False)
@@ -108,11 +108,7 @@ def main(scenario, n_orders, calls, repeats, seed, out):
                                          out_area), calls, repeats),
         "python": platform.python_version(),
     }
-    text = json.dumps(result, indent=2)
-    click.echo(text)
-    if out:
-        with open(out, "w") as f:
-            f.write(text + "\n")
+    emit_json(result, out)
 
 
 if __name__ == "__main__":

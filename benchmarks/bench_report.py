@@ -12,7 +12,6 @@ and writing, and the load average (other processes change the figures). JSON on 
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -21,6 +20,7 @@ import time
 
 import click
 import numba
+from _output import emit_json  # benchmarks/_output.py
 
 
 def _one(scenario, games, matrix_games, policies, seed, threads, sample_games):
@@ -66,11 +66,7 @@ def main(scenario, games, policies, sample_games, repeats, threads, out):
            "runs": [{k: (round(v, 2) if isinstance(v, float) else v) for k, v in x.items()} for x in runs],
            "python": platform.python_version(), "numba": numba.__version__, "machine": platform.machine(),
            "cpus": os.cpu_count(), "load_average_at_start": load0, "load_average_at_end": os.getloadavg()[0]}
-    text = json.dumps(res, indent=2)
-    click.echo(text)
-    if out:
-        with open(out, "w") as f:
-            f.write(text + "\n")
+    emit_json(res, out)
 
 
 if __name__ == "__main__":

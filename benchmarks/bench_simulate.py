@@ -16,7 +16,6 @@ load average, since other processes on the machine change the figures).
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -24,6 +23,7 @@ import time
 
 import click
 import numba
+from _output import emit_json  # benchmarks/_output.py
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:
@@ -88,11 +88,7 @@ def main(games, repeats, scenarios, pairs, threads, polish, soviet, out):
                 "seconds_1thread": [round(t, 3) for t in t1], "seconds_all_threads": [round(t, 3) for t in tn],
             }
     res["load_average_at_end"] = os.getloadavg()[0]
-    text = json.dumps(res, indent=2)
-    click.echo(text)
-    if out:
-        with open(out, "w") as f:
-            f.write(text + "\n")
+    emit_json(res, out)
 
 
 if __name__ == "__main__":

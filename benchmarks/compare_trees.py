@@ -24,6 +24,8 @@ from pathlib import Path
 
 import click
 
+from _output import emit_json  # benchmarks/_output.py, next to this script
+
 _CHILD = r"""
 import json, sys, time
 from soe_sim.sim import simulate
@@ -81,10 +83,7 @@ def main(old, new, scenario, pairs, threads_list, games, rounds, out):
                          "median_cpu_ms_per_game": round(statistics.median(x["cpu_ms_per_game"] for x in rs), 3)}
         row["new_over_old"] = round(row["new"]["median_games_per_s"] / row["old"]["median_games_per_s"], 3)
         report["configs"][key] = row
-    text = json.dumps(report, indent=2)
-    click.echo(text)
-    if out:
-        Path(out).write_text(text + "\n")
+    emit_json(report, out)
 
 
 if __name__ == "__main__":
