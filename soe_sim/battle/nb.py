@@ -11,8 +11,9 @@ enumerates card pairs; the Monte Carlo path draws them from per-chunk streams. B
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from soe_sim._jit import njit
 from soe_sim.data.enums import ARM
 
 # --- prepared-battle row layout -------------------------------------------------------------

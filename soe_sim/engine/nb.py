@@ -23,8 +23,8 @@ Vocabulary
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from soe_sim._jit import njit
 from soe_sim.data.enums import ARM, LINK, SIDE
 from soe_sim.engine.state import STATUS
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
+from soe_sim._jit import njit
 from soe_sim.data.enums import ARM, Side
 from soe_sim.engine.game import nb as gnb
 from soe_sim.engine.game.nb import CAUSE, EVENT, N_CTR, N_RES
@@ -375,12 +375,14 @@ def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_r
     return n_ph, n_bat
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, inline="always")
 def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seed_row,
                  log, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
     """Play one game from the start position (copied) with the event log ``log`` (any content: every
     counted entry is written in full) and the batch's PolicySet ``pset`` (``gnb.play_game_policies_nb``),
-    and reduce it; ``counts`` (2,) = phases, battles."""
+    and reduce it; ``counts`` (2,) = phases, battles. Inlined into :func:`_games_serial_nb`, its only
+    caller, so that the whole game loop is not optimised and compiled once more for a function of its
+    own (docs/engine-design.md "Compile time")."""
     st = gnb.copy_state_nb(state0)
     cs = gnb.copy_cards_nb(cs0)
     orders = gnb.copy_orders_nb(orders0)

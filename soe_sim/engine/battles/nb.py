@@ -9,8 +9,8 @@ plain arrays and scalars, and fill caller-allocated ``out`` arrays.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from soe_sim._jit import njit
 from soe_sim.battle import nb as bnb
 from soe_sim.data.enums import ARM, SIDE
 from soe_sim.engine.nb import (

@@ -23,8 +23,8 @@ hand, the discard pile, the removed cards and the cards in play are given by ``c
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from soe_sim._jit import njit
 from soe_sim.battle.nb import (
     E_CANCEL_ENEMY_BATTLE_CARD,
     E_CANCEL_FORTIFICATION,

@@ -30,8 +30,8 @@ loop can log it (the VP change is the track's actual change, E10).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from soe_sim._jit import njit
 from soe_sim.data.enums import ARM, CARD_FRONT, EVENT_KIND, SIDE
 from soe_sim.engine.battles.nb import (
     B_AREA,

@@ -26,8 +26,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from soe_sim._jit import njit
 from soe_sim.battle import nb as bnb
 from soe_sim.data.enums import ARM, EVENT_KIND, SIDE, Nation, UnitClass
 from soe_sim.engine.battles.nb import (

@@ -28,8 +28,8 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import njit
 
+from soe_sim._jit import njit
 from soe_sim.battle import nb as bnb
 from soe_sim.data.enums import ARM, EVENT_KIND
 from soe_sim.engine.battles.nb import defender_side_nb
@@ -603,8 +603,7 @@ def _order_area_cols_nb(vp, adj_indptr, adj_indices, control, garrison_side, sid
 
 @njit(cache=True, inline="always")
 def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fortified, area_front, control,
-                        garrison_side, initiative_side, initiative_level, block_side, block_status, block_area,
-                        block_sp, block_max_sp, side, t, a, known, rows, r):
+                        garrison_side, initiative_side, initiative_level, side, t, a, known, rows, r):
     """The ORDER columns type, area, p_win and target_vp of row (``t``, ``a >= 0``) into ``rows[r]``
     (its area columns already filled; arrays only: inlined in loops)."""
     rows[r, 0] = t
@@ -653,11 +652,6 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
     garrison = state.garrison_side
     ini_side = state.initiative_side
     ini_level = state.initiative_level
-    bside = state.block_side
-    bstatus = state.block_status
-    barea = state.block_area
-    bsp = state.block_sp
-    bmax = state.block_max_sp
     wp_key = pol.wp_key
     wp_val = pol.wp_val
     for i in range(n):
@@ -676,7 +670,7 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
         for q in range(N_FEAT):
             rows[r, q] = base[a, q]
         _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level,
-                            bside, bstatus, barea, bsp, bmax, side, t, a, known, rows, r)
+                            side, t, a, known, rows, r)
         done[r] = True
 
 

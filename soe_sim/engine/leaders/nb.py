@@ -29,8 +29,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from soe_sim._jit import njit
 from soe_sim.data.enums import LINK
 from soe_sim.engine.nb import UNREACHED, enterable_nb, reach_into_nb, side_depots_into_nb
 from soe_sim.engine.orders import nb as onb

@@ -28,8 +28,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from soe_sim._jit import njit
 from soe_sim.data.enums import ARM, LINK, UnitClass
 from soe_sim.engine.nb import (
     UNREACHED,

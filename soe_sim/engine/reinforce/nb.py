@@ -37,8 +37,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from soe_sim._jit import njit
 from soe_sim.data.enums import ARM, SIDE, Nation, UnitClass
 from soe_sim.engine.nb import UNREACHED, garrison_replacement_nb
 from soe_sim.engine.state import CUBE_ALLIED, CUBE_CAVALRY, CUBE_INFANTRY, STATUS

@@ -1,0 +1,84 @@
+"""``soe_sim._jit.njit``: one compiled version of a kernel per argument *type* (docs/engine-design.md
+"Compile time")."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import numba
+import numpy as np
+import pytest
+from numba.core.registry import CPUDispatcher
+
+import soe_sim
+from soe_sim._jit import njit
+
+
+def _callers(jit):
+    """A callee with a flag argument and two callers: one passes a constant, one a variable."""
+
+    @jit(cache=False)
+    def callee(x, flag):
+        if flag < 0:
+            return -x
+        return x + flag
+
+    @jit(cache=False)
+    def with_constant(x):
+        return callee(x, -1) + callee(x, 3)
+
+    @jit(cache=False)
+    def with_variable(x, f):
+        return callee(x, f)
+
+    return callee, with_constant, with_variable
+
+
+def test_a_constant_argument_shares_the_compiled_version_of_a_variable():
+    callee, with_constant, with_variable = _callers(njit)
+    assert with_constant(5) == -5 + 8
+    assert with_variable(5, 2) == 7
+    assert with_variable(5, -1) == -5
+    # numba alone types -1 and 3 as literals and compiles the callee once for each value
+    assert len(callee.overloads) == 1
+    (sig,) = callee.overloads
+    assert all(not isinstance(t, numba.types.Literal) for t in sig)
+
+
+def test_plain_numba_compiles_a_version_per_constant():
+    """The behaviour the wrapper removes (so the test above can fail)."""
+    callee, with_constant, with_variable = _callers(numba.njit)
+    with_constant(5)
+    with_variable(5, 2)
+    assert len(callee.overloads) >= 2
+
+
+def test_options_pass_through_and_explicit_signatures_are_refused():
+    @njit(cache=False, _nrt=False)
+    def add_one(a):
+        for i in range(a.shape[0]):
+            a[i] += 1
+
+    x = np.zeros(3)
+    add_one(x)
+    assert x.tolist() == [1.0, 1.0, 1.0]
+    assert add_one.targetoptions["_nrt"] is False
+    with pytest.raises(TypeError, match="keyword options only"):
+        njit("void(float64[:])")
+
+
+def test_every_package_kernel_uses_the_wrapper():
+    """Every dispatcher defined in the package resolves calls by type only (a plain ``numba.njit``
+    kernel called with constants would bring the per-value compilations back)."""
+    plain, seen = [], 0
+    for info in pkgutil.walk_packages(soe_sim.__path__, "soe_sim."):
+        module = importlib.import_module(info.name)
+        for name, obj in inspect.getmembers(module, lambda o: isinstance(o, CPUDispatcher)):
+            if obj.py_func.__module__ != module.__name__:
+                continue
+            seen += 1
+            if "get_call_template" not in vars(obj):
+                plain.append(f"{module.__name__}.{name}")
+    assert seen > 200  # the engine's kernels were found
+    assert plain == []
