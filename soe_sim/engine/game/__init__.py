@@ -528,7 +528,7 @@ def resolve_policy(spec) -> Policy | object:
 
 def policy_arrays(polish="random", soviet="random"):
     """``(ids int64 (2,), params float64 (2, N_PARAMS))`` of two numba policy specs (for
-    :func:`soe_sim.engine.game.nb.play_game_params_nb` / ``play_games_nb``)."""
+    :func:`soe_sim.engine.game.nb.batch_work_nb`, ``play_game_params_nb`` / ``play_games_nb``)."""
     pols = [resolve_policy(polish), resolve_policy(soviet)]
     for p in pols:
         if not isinstance(p, Policy):
@@ -682,9 +682,15 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
                 params[s] = DEFAULT_PARAMS[POLICY_RANDOM]
                 params[s, _pol.P_SLOT] = slot
                 params[s, _pol.P_OMNISCIENT] = 1.0 if omni else 0.0
-        nb.play_game_params_nb(state, cards, orders, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
-                               setup.orules, cfg, ids, params, streams[0:1].copy(), streams[1:3].copy(), log.records,
-                               log.ctr, out)
+        # The batch kernels' own policy set and scratch (batch_work_nb) and the game loop called
+        # directly: the compiled versions of play_games / simulate serve, instead of one more wrapper
+        # that numba would optimise and compile with the whole loop again (docs/engine-design.md
+        # "Compile time"). The policy set depends only on the start, so it is that of the game's cards.
+        pset, scratch, _ = nb.batch_work_nb(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays,
+                                            setup.cr, setup.er, setup.kr, cfg, ids, params, 1)
+        nb.play_game_policies_nb(state, cards, orders, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
+                                 setup.orules, cfg, pset, scratch, streams[0:1].copy(), streams[1:3].copy(),
+                                 log.records, log.ctr, out)
     finally:
         for slot in slots:
             _pol._PYTHON_POLICIES.pop(slot, None)
