@@ -82,3 +82,28 @@ def test_every_package_kernel_uses_the_wrapper():
                 plain.append(f"{module.__name__}.{name}")
     assert seen > 200  # the engine's kernels were found
     assert plain == []
+
+
+def test_play_game_and_the_batches_share_one_compiled_game_loop():
+    """``play_game`` calls the game loop kernel with the work arrays of ``work.batch_work``, the
+    types ``simulate`` and ``play_games`` hand it: one compiled game loop serves all three, under
+    both rulesets and with a Python policy (docs/engine-design.md "Compile time")."""
+    from soe_sim.engine.game import nb as gnb
+    from soe_sim.engine.game import play_game, play_games
+    from soe_sim.sim import _games_serial_nb
+
+    class FirstOption:
+        def choose(self, decision, options, state_view):
+            return 0
+
+    play_game("tutorial", seed=1, polish="balanced", soviet="random")
+    play_game("tutorial", seed=2, polish=FirstOption(), soviet="aggressive", ruleset="eats")
+    play_game("tutorial", seed=3, log_detail=True)
+    assert len(gnb.play_game_policies_nb.signatures) == 1
+    loop_args = gnb.play_game_policies_nb.signatures[0]
+    play_games("tutorial", 2, seed=1, threads=1)
+    soe_sim.simulate("tutorial", games=2, seed=1, threads=1)
+    # the batch kernels take (state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, ...)
+    for batch in (gnb.play_games_serial_nb, _games_serial_nb):
+        # map, rules, config, policy set and scratch, and the event log
+        assert any(args[3:12] == loop_args[3:12] and args[12] == loop_args[14] for args in batch.signatures)

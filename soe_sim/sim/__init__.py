@@ -401,7 +401,7 @@ def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scr
 def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds,
                      key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
     """Games one after the other (releases the GIL: safe in threaded task runners) with the
-    thread's ``pset``, ``scratch`` and event ``log`` (``gnb.batch_work_nb``)."""
+    thread's ``pset``, ``scratch`` and event ``log`` (:func:`soe_sim.engine.game.work.batch_work`)."""
     for g in range(seeds.shape[0]):
         _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seeds[g],
                      log,
@@ -523,6 +523,7 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     if n == 0:
         return raw
     from soe_sim.engine.game import run_chunks
+    from soe_sim.engine.game.work import batch_work
 
     state = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
              setup.rr, setup.orules, cfg)
@@ -533,7 +534,7 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     run_chunks(_games_serial_nb, state, seeds, (raw.res, raw.stats, raw.key_ctrl, raw.traj_round, raw.traj_phase,
                                                 raw.traj_vp, raw.bat, raw.counts),
                max(1, int(threads or 1)), (key_areas,),
-               per_thread=lambda a: gnb.batch_work_nb(*a[:7], a[9], ids.copy(), params.copy(), int(log_capacity)))
+               per_thread=lambda a: batch_work(*a[:7], a[9], ids.copy(), params.copy(), int(log_capacity)))
     return raw
 
 

@@ -44,6 +44,7 @@ from soe_sim.engine.game.nb import (
     GameConfig,
 )
 from soe_sim.engine.game import policies as _pol
+from soe_sim.engine.game.work import batch_work
 from soe_sim.engine.game.policies import (
     DEFAULT_PARAMS,
     FEATURES,
@@ -528,7 +529,7 @@ def resolve_policy(spec) -> Policy | object:
 
 def policy_arrays(polish="random", soviet="random"):
     """``(ids int64 (2,), params float64 (2, N_PARAMS))`` of two numba policy specs (for
-    :func:`soe_sim.engine.game.nb.batch_work_nb`, ``play_game_params_nb`` / ``play_games_nb``)."""
+    :func:`soe_sim.engine.game.work.batch_work`)."""
     pols = [resolve_policy(polish), resolve_policy(soviet)]
     for p in pols:
         if not isinstance(p, Policy):
@@ -682,12 +683,12 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
                 params[s] = DEFAULT_PARAMS[POLICY_RANDOM]
                 params[s, _pol.P_SLOT] = slot
                 params[s, _pol.P_OMNISCIENT] = 1.0 if omni else 0.0
-        # The batch kernels' own policy set and scratch (batch_work_nb) and the game loop called
-        # directly: the compiled versions of play_games / simulate serve, instead of one more wrapper
-        # that numba would optimise and compile with the whole loop again (docs/engine-design.md
-        # "Compile time"). The policy set depends only on the start, so it is that of the game's cards.
-        pset, scratch, _ = nb.batch_work_nb(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays,
-                                            setup.cr, setup.er, setup.kr, cfg, ids, params, 1)
+        # The batch's policy set and scratch and the game loop called directly: the compiled version
+        # of play_games / simulate serves, instead of one more wrapper that numba would optimise and
+        # compile with the whole loop again (docs/engine-design.md "Compile time"). The policy set
+        # depends only on the start, so it is that of the game's cards.
+        pset, scratch, _ = batch_work(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr,
+                                      setup.er, setup.kr, cfg, ids, params, 1)
         nb.play_game_policies_nb(state, cards, orders, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
                                  setup.orules, cfg, pset, scratch, streams[0:1].copy(), streams[1:3].copy(),
                                  log.records, log.ctr, out)
@@ -739,7 +740,7 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     args = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
             setup.rr, setup.orules, cfg)
     run_chunks(nb.play_games_serial_nb, args, seeds, (out,), n_threads,
-               per_thread=lambda a: nb.batch_work_nb(*a[:7], a[9], policies.copy(), params.copy(), int(log_capacity)))
+               per_thread=lambda a: batch_work(*a[:7], a[9], policies.copy(), params.copy(), int(log_capacity)))
     if raw:
         return out
     df = pd.DataFrame(out, columns=list(RESULT_COLUMNS))
@@ -765,7 +766,7 @@ def private_copy(obj):
 
 def run_chunks(kernel, args, seeds, outs, threads, extra=(), chunk=None, per_thread=None):
     """Run ``kernel(*args, *work, seeds[lo:hi], *extra, *(o[lo:hi] for o in outs))`` over chunks of
-    games, ``work = per_thread(args)`` (a tuple, e.g. ``nb.batch_work_nb``; empty without
+    games, ``work = per_thread(args)`` (a tuple, e.g. :func:`~soe_sim.engine.game.work.batch_work`; empty without
     ``per_thread``).
 
     ``kernel`` is a ``nogil`` numba kernel that plays the games of its chunk one after the other.

@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
 from soe_sim._jit import njit
 from soe_sim.battle import nb as bnb
@@ -261,7 +260,7 @@ C_PHASES = 8
 C_PHASE_STEP0 = 9
 N_CTR = 10
 
-# result columns (out of play_game_nb / rows of play_games_nb)
+# result columns (``out`` of play_game_policies_nb, rows of play_games_serial_nb)
 R_OUTCOME = 0
 R_WINNER = 1
 R_VP = 2
@@ -1259,7 +1258,6 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
                 onb.designate_reorganize_nb(orders, o, reorg_rows[j])
 
 
-
 # --------------------------------------------------------------------------------------------------
 # SoE 9.0: the leaders' unique orders (leaders module; readings L1…)
 
@@ -1347,7 +1345,6 @@ def _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chan
         _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o,
                           mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
                           snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr)
-
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1745,7 +1742,6 @@ def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, 
             v = _award_vp_nb(state, log, ctr, v, winner, er.vp_encirclement, CAUSE.ENCIRCLEMENT, area, b)
     if v != state.vp[0]:
         _log_vp_change_nb(state, log, ctr, v, CAUSE.BATTLE, area)
-
 
 
 # --------------------------------------------------------------------------------------------------
@@ -2354,38 +2350,8 @@ def default_params_nb(ids):
     return params
 
 
-@njit(cache=True, _nrt=True)
-def play_game_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, rng_chance, rng_policy, log, ctr, out):
-    """:func:`play_game_params_nb` with each side's default parameters (``policies`` = the two
-    policy ids, int64 (2,))."""
-    return play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies,
-                               default_params_nb(policies), rng_chance, rng_policy, log, ctr, out)
-
-
-@njit(cache=True, _nrt=True)
-def play_game_params_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policy_ids, policy_params, rng_chance,
-                        rng_policy, log, ctr, out):
-    """Play ``state`` / ``cs`` (changed in place) from the scenario's start to its end (SoE 5.0).
-
-    ``policy_ids`` int64 (2,) and ``policy_params`` float64 (2, N_PARAMS) select each side's policy
-    and its parameters (docs/policies.md).
-
-    Sequence (docs/engine-design.md): both draw piles are shuffled (chance stream) and each side
-    draws a first hand (G1); then, from ``(state.round, state.phase)`` to ``state.end``: replenish
-    (6.0), operation phases (7.0–7.9) and the reinforcement phase (8.0), with the immediate-victory
-    check after every operation phase; at the end the objectives are scored and the VP track
-    decides (SoE 7.8). Card events (G3) use ``cfg.etable`` and the game's own copy of
-    ``cfg.nation_active`` (:class:`EventWork`). ``out`` (N_RES,) int64 receives the result row;
-    returns the outcome.
-    """
-    policies = pnb.make_policy_set_nb(policy_ids, policy_params, cs, cr, kr.hand_card_bonus, er.max_blocks)
-    return play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies,
-                                 new_game_scratch_nb(state, cs, orders, m, cfg), rng_chance, rng_policy, log, ctr,
-                                 out)
-
-
 class GameWork(NamedTuple):
-    """The per-game arrays of :func:`play_game_policies_nb` (:func:`new_game_work_nb`, reset by
+    """The per-game arrays of :func:`play_game_policies_nb` (``work.new_game_work``, reset by
     :func:`reset_game_work_nb` at the start of each game; one per chunk of games, so that the game
     loop allocates nothing and runs without reference counting): the elimination trackers, the
     victory conditions met, the phase's half-strength blocks and extra orders, the supply scratch
@@ -2418,7 +2384,7 @@ class GameWork(NamedTuple):
 
 
 class GameScratch(NamedTuple):
-    """Scratch of the round loop that a batch's games share (:func:`new_game_scratch_nb`; one per
+    """Scratch of the round loop that a batch's games share (``work.new_game_scratch``; one per
     chunk of games, so its large arrays are allocated once): the placement tables of each side, the
     ORDER feature cache, the move and feature scratch, the order and move option rows."""
 
@@ -2436,34 +2402,9 @@ class GameScratch(NamedTuple):
     work: GameWork
 
 
-@njit(cache=True, _nrt=True)
-def new_game_work_nb(state, cs, orders, m, cfg):
-    """The :class:`GameWork` of games on ``state``'s block universe, map ``m`` and configuration
-    ``cfg`` (the arrays :func:`play_game_policies_nb` resets at the start of every game)."""
-    n_areas = state.control.shape[0]
-    nbk = state.block_side.shape[0]
-    elim_ever = np.zeros(nbk, dtype=np.bool_)
-    destroyed_ever = np.zeros(nbk, dtype=np.bool_)
-    snap_status = np.empty(nbk, dtype=state.block_status.dtype)
-    snap_area = np.empty(nbk, dtype=state.block_area.dtype)
-    snap_sp = np.empty(nbk, dtype=state.block_sp.dtype)
-    snap_garrison = np.empty(n_areas, dtype=state.garrison_side.dtype)
-    ew = new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp, snap_garrison,
-                           elim_ever, destroyed_ever, orders.order_type.shape[0])
-    lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, orders.order_type.shape[0], m.adj_indices.shape[0])
-    return GameWork(elim_ever, destroyed_ever, np.zeros(max(cfg.n_conditions, 1), dtype=np.bool_),
-                    np.zeros(nbk, dtype=np.bool_), np.zeros((2, 2), dtype=np.int64),
-                    np.zeros((2, n_areas), dtype=np.int32), np.zeros((2, n_areas), dtype=np.bool_),
-                    np.zeros((2, n_areas), dtype=np.int32), np.zeros((2, n_areas), dtype=np.bool_),
-                    np.zeros((2, n_areas), dtype=np.int32), snap_status, snap_area, snap_sp, snap_garrison,
-                    np.zeros(max(onb.N_MOVE_INFO, onb.N_WITHDRAW_INFO), dtype=np.int64),
-                    np.empty(nbk, dtype=np.int64), np.zeros(n_areas, dtype=np.int64), np.empty(nbk, dtype=np.int64),
-                    ew, np.empty(n_areas, dtype=state.garrison_side.dtype), np.zeros(n_areas, dtype=np.bool_), lw)
-
-
 @njit(cache=True, _nrt=False)
 def reset_game_work_nb(w, cfg):
-    """Give ``w`` (:class:`GameWork`) the values :func:`new_game_work_nb` gives (its ``np.empty``
+    """Give ``w`` (:class:`GameWork`) the values ``work.new_game_work`` gives (its ``np.empty``
     arrays excepted: they are written before they are read), for the next game."""
     w.elim_ever[:] = False
     w.destroyed_ever[:] = False
@@ -2497,33 +2438,27 @@ def reset_game_work_nb(w, cfg):
     w.lw.order_leader[:] = -1
 
 
-@njit(cache=True, _nrt=True)
-def new_game_scratch_nb(state, cs, orders, m, cfg):
-    """The :class:`GameScratch` of games on ``state``'s block universe, map ``m`` and ``cfg``."""
-    n_areas = state.control.shape[0]
-    nbk = state.block_side.shape[0]
-    ne = m.adj_indices.shape[0]
-    n_orders_rows = onb.N_ORDER_TYPES * n_areas + 1
-    mv_cap = nbk * ne * 3
-    return GameScratch(onb.new_placement_tables_nb(nbk, n_areas, ne, orders.order_type.shape[0]),
-                       onb.new_placement_tables_nb(nbk, n_areas, ne, orders.order_type.shape[0]),
-                       pnb.new_order_feature_cache_nb(n_areas), onb.new_move_scratch_nb(nbk, m),
-                       pnb.new_feat_scratch_nb(n_areas, nbk), np.empty(n_orders_rows, dtype=np.int64),
-                       np.empty(n_orders_rows, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
-                       np.empty(mv_cap, dtype=np.int64), np.empty(mv_cap, dtype=np.int64),
-                       np.empty(mv_cap, dtype=np.int64), new_game_work_nb(state, cs, orders, m, cfg))
-
-
 @njit(cache=True, _nrt=False)
 def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, scratch, rng_chance,
                           rng_policy, log, ctr, out):
-    """:func:`play_game_params_nb` with the game's
-    :class:`~soe_sim.engine.game.policies.PolicySet` ``policies`` already made
-    (``pnb.make_policy_set_nb`` on the start's card state) and its :class:`GameScratch`
-    (:func:`new_game_scratch_nb` with the same ``cfg``). The games of a batch share both: the policy
-    set's parts depend only on the start and its win-probability memo holds values of a pure
-    function, every scratch array is set before it is read, and the per-game arrays
-    (:class:`GameWork`) are reset here, so nothing an earlier game left there changes a result.
+    """Play ``state`` / ``cs`` / ``orders`` (changed in place) from the scenario's start to its end
+    (SoE 5.0).
+
+    Sequence (docs/engine-design.md): both draw piles are shuffled (chance stream) and each side
+    draws a first hand (G1); then, from ``(state.round, state.phase)`` to ``state.end``: replenish
+    (6.0), operation phases (7.0–7.9) and the reinforcement phase (8.0), with the immediate-victory
+    check after every operation phase; at the end the objectives are scored and the VP track
+    decides (SoE 7.8). Card events (G3) use ``cfg.etable`` and the game's own copy of
+    ``cfg.nation_active`` (:class:`EventWork`). ``out`` (N_RES,) int64 receives the result row;
+    returns the outcome.
+
+    ``policies`` is the :class:`~soe_sim.engine.game.policies.PolicySet` of the start
+    (``pnb.make_policy_set_nb``: each side's policy id and parameter row, docs/policies.md) and
+    ``scratch`` the :class:`GameScratch` (both from :func:`soe_sim.engine.game.work.batch_work`
+    with the same ``cfg``). The games of a batch share both: the policy set's parts depend only on
+    the start and its win-probability memo holds values of a pure function, every scratch array is
+    set before it is read, and the per-game arrays (:class:`GameWork`) are reset here, so nothing an
+    earlier game left there changes a result.
     Compiled without reference counting (docs/engine-design.md): it allocates nothing."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
@@ -2764,14 +2699,6 @@ def copy_cards_nb(c):
 
 
 @njit(cache=True, _nrt=True)
-def new_log_nb(capacity):
-    """An event log (a separate kernel: parfors cannot lower ``np.empty`` of a record dtype). Not
-    zeroed: :func:`log_event_nb` writes every field of an entry before counting it, and nothing
-    reads past ``ctr[C_EVENTS]``."""
-    return np.empty(capacity, dtype=EVENT_DTYPE)
-
-
-@njit(cache=True, _nrt=True)
 def copy_orders_nb(o):
     """A deep copy of an OrderState inside numba (field order of the NamedTuple)."""
     return type(o)(o.order_side.copy(), o.order_front.copy(), o.order_type.copy(), o.order_area.copy(),
@@ -2781,26 +2708,14 @@ def copy_orders_nb(o):
                    o.moved.copy(), o.rail_moved.copy(), o.fought.copy(), o.detached.copy(), o.seen.copy())
 
 
-@njit(cache=True, _nrt=True)
-def with_etable_nb(cfg, etable):
-    """``cfg`` with its ``etable`` field set (the parallel kernel receives the event table apart:
-    a parfor cannot pass a NamedTuple nested in another one)."""
-    return GameConfig(cfg.imm_kind, cfg.imm_side, cfg.imm_area, cfg.imm_value, cfg.obj_kind, cfg.obj_side, cfg.obj_vp,
-                      cfg.obj_areas, cfg.obj_blocks, cfg.ac_rule, cfg.ac_side, cfg.ac_round, cfg.ac_phase, cfg.ac_min,
-                      cfg.n_conditions, cfg.nation_active, cfg.nation_area_ok, cfg.kaunas, cfg.no_reinforcement_phase,
-                      cfg.two_front, cfg.card_fronts, cfg.vp_leader_killed, cfg.vp_leader_captured, cfg.max_steps,
-                      cfg.max_phase_steps, cfg.max_phases, cfg.check_invariants, cfg.nation_move_ok,
-                      cfg.intern_area, cfg.intern_side, cfg.intern_sp_loss, cfg.intern_return, cfg.intern_delay,
-                      etable, cfg.leaders, cfg.klintsy, cfg.log_detail)
-
-
 @njit(cache=True, nogil=True, _nrt=True)
 def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds, out):
-    """:func:`play_games_nb` one game after the other, without the GIL (``cfg`` with its event
-    table; ``pset``, ``scratch`` and the event ``log`` from :func:`batch_work_nb`): the engine's
+    """Games from the same start (``state0`` / ``cs0`` / ``orders0`` unchanged) one after the other,
+    without the GIL (``cfg`` with its event table; ``pset``, ``scratch`` and the event ``log`` from
+    :func:`soe_sim.engine.game.work.batch_work`): the engine's
     :func:`~soe_sim.engine.game.play_games` runs chunks of games in Python threads, each thread with
     its own copy of the read-only inputs (so that the reference counts of their arrays are not
-    shared between cores) and its own :func:`batch_work_nb`, kept across its chunks. The log serves
+    shared between cores) and its own ``batch_work``, kept across its chunks. The log serves
     every game (its entries are written before they are counted). ``out`` (n_games, N_RES) int64."""
     ctr = np.zeros(N_CTR, dtype=np.int64)
     for g in range(seeds.shape[0]):
@@ -2811,16 +2726,6 @@ def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, p
         rng_policy = seeds[g, 1:3].copy()
         play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, scratch, rng_chance, rng_policy,
                               log, ctr, out[g])
-
-
-@njit(cache=True, _nrt=True)
-def batch_work_nb(state0, cs0, orders0, m, cr, er, kr, cfg, policies, params, log_capacity):
-    """What a thread playing a batch's games keeps from game to game: the
-    :class:`~soe_sim.engine.game.policies.PolicySet` of the start (``policies`` / ``params``: the
-    policy ids and parameter rows), the :class:`GameScratch` and an event log of ``log_capacity``
-    entries (see :func:`play_game_policies_nb`)."""
-    return (pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks),
-            new_game_scratch_nb(state0, cs0, orders0, m, cfg), np.empty(log_capacity, dtype=EVENT_DTYPE))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -2912,28 +2817,3 @@ def game_stream_seeds_nb(prefix, pool_size, start, out):
             words[nw] = j
             _ss_pool_nb(words, nw + 1, pool_size, pool)
             out[g, j] = _ss_state64_nb(pool, pool_size)
-
-
-@njit(cache=True, parallel=True, _nrt=True)
-def play_games_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, etable, policies, params, seeds, log_capacity,
-                  out):
-    """Play ``seeds.shape[0]`` games from the same start (``state0``, ``cs0`` unchanged).
-
-    ``cfg`` is the :class:`GameConfig` without its event table (``cfg._replace(etable=0)``) and
-    ``etable`` the :class:`~soe_sim.engine.events.EventTable` (a parfor cannot pass a NamedTuple
-    nested in another one). ``seeds`` (n_games, 3) uint64: chance, Polish policy and Soviet policy
-    stream seeds of each game. Each game depends only on its own row, so results are identical at
-    any thread count. ``out`` (n_games, N_RES) int64.
-    """
-    n = seeds.shape[0]
-    for g in prange(n):
-        gcfg = with_etable_nb(cfg, etable)
-        st = copy_state_nb(state0)
-        cs = copy_cards_nb(cs0)
-        orders = copy_orders_nb(orders0)
-        rng_chance = seeds[g, 0:1].copy()
-        rng_policy = seeds[g, 1:3].copy()
-        log = new_log_nb(log_capacity)
-        ctr = np.zeros(N_CTR, dtype=np.int64)
-        play_game_params_nb(st, cs, orders, m, cr, er, kr, rr, orules, gcfg, policies, params, rng_chance,
-                            rng_policy, log, ctr, out[g])

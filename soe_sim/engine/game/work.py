@@ -1,0 +1,87 @@
+"""The work arrays of the game loop, allocated in Python: the per-game :class:`~soe_sim.engine.game.nb.GameWork`,
+the batch's :class:`~soe_sim.engine.game.nb.GameScratch` and what a thread keeps from game to game
+(:func:`batch_work`).
+
+They were jitted constructors once (``new_game_work_nb``, ``new_game_scratch_nb``,
+``batch_work_nb``). Building and returning named tuples of some two hundred arrays made LLVM spend
+about a minute on those three functions alone at every cold compile (docs/engine-design.md "Compile
+time"), for work that numpy does here in microseconds. The leaf constructors that kernels also call
+(placement tables, move and feature scratch, the event and leader work) stay kernels and are called
+from here. The game loop sees the same types: every batch and every single game gets its arrays from
+these functions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from soe_sim.engine.game import nb
+from soe_sim.engine.game import policies as pnb
+from soe_sim.engine.leaders import nb as lnb
+from soe_sim.engine.orders import nb as onb
+
+__all__ = ["new_game_work", "new_game_scratch", "batch_work"]
+
+
+def new_game_work(state, cs, orders, m, cfg) -> nb.GameWork:
+    """The :class:`~soe_sim.engine.game.nb.GameWork` of games on ``state``'s block universe, map
+    arrays ``m`` and configuration ``cfg``: the arrays :func:`~soe_sim.engine.game.nb.play_game_policies_nb`
+    resets at the start of every game (``reset_game_work_nb``). The position snapshot and the
+    elimination trackers are shared with the :class:`~soe_sim.engine.game.nb.EventWork` ``ew``."""
+    n_areas = state.control.shape[0]
+    nbk = state.block_side.shape[0]
+    elim_ever = np.zeros(nbk, dtype=np.bool_)
+    destroyed_ever = np.zeros(nbk, dtype=np.bool_)
+    snap_status = np.empty(nbk, dtype=state.block_status.dtype)
+    snap_area = np.empty(nbk, dtype=state.block_area.dtype)
+    snap_sp = np.empty(nbk, dtype=state.block_sp.dtype)
+    snap_garrison = np.empty(n_areas, dtype=state.garrison_side.dtype)
+    order_capacity = orders.order_type.shape[0]
+    ew = nb.new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp,
+                              snap_garrison, elim_ever, destroyed_ever, order_capacity)
+    lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, order_capacity, m.adj_indices.shape[0])
+    return nb.GameWork(
+        elim_ever=elim_ever, destroyed_ever=destroyed_ever,
+        condition_met=np.zeros(max(int(cfg.n_conditions), 1), dtype=np.bool_),
+        block_half=np.zeros(nbk, dtype=np.bool_), extra_orders=np.zeros((2, 2), dtype=np.int64),
+        blocks=np.zeros((2, n_areas), dtype=np.int32), enemy=np.zeros((2, n_areas), dtype=np.bool_),
+        src=np.zeros((2, n_areas), dtype=np.int32), depot=np.zeros((2, n_areas), dtype=np.bool_),
+        depot_dist=np.zeros((2, n_areas), dtype=np.int32), snap_status=snap_status, snap_area=snap_area,
+        snap_sp=snap_sp, snap_garrison=snap_garrison,
+        info=np.zeros(max(onb.N_MOVE_INFO, onb.N_WITHDRAW_INFO), dtype=np.int64),
+        wd_dest=np.empty(nbk, dtype=np.int64), wd_mode=np.zeros(n_areas, dtype=np.int64),
+        reorg_rows=np.empty(nbk, dtype=np.int64), ew=ew,
+        garrison_phase0=np.empty(n_areas, dtype=state.garrison_side.dtype),
+        garrison_waiting=np.zeros(n_areas, dtype=np.bool_), lw=lw,
+    )
+
+
+def new_game_scratch(state, cs, orders, m, cfg) -> nb.GameScratch:
+    """The :class:`~soe_sim.engine.game.nb.GameScratch` of games on ``state``'s block universe, map
+    arrays ``m`` and ``cfg`` (one per thread: the games of a batch share it)."""
+    n_areas = state.control.shape[0]
+    nbk = state.block_side.shape[0]
+    n_links = m.adj_indices.shape[0]
+    order_capacity = orders.order_type.shape[0]
+    n_order_rows = onb.N_ORDER_TYPES * n_areas + 1
+    move_capacity = nbk * n_links * 3
+    return nb.GameScratch(
+        ptabs0=onb.new_placement_tables_nb(nbk, n_areas, n_links, order_capacity),
+        ptabs1=onb.new_placement_tables_nb(nbk, n_areas, n_links, order_capacity),
+        ofc=pnb.new_order_feature_cache_nb(n_areas), mscr=onb.new_move_scratch_nb(nbk, m),
+        fscr=pnb.new_feat_scratch_nb(n_areas, nbk),
+        otype=np.empty(n_order_rows, dtype=np.int64), oarea=np.empty(n_order_rows, dtype=np.int64),
+        mv_block=np.empty(move_capacity, dtype=np.int64), mv_dest=np.empty(move_capacity, dtype=np.int64),
+        mv_via=np.empty(move_capacity, dtype=np.int64), mv_detach=np.empty(move_capacity, dtype=np.int64),
+        work=new_game_work(state, cs, orders, m, cfg),
+    )
+
+
+def batch_work(state0, cs0, orders0, m, cr, er, kr, cfg, policies, params, log_capacity):
+    """What a thread playing a batch's games keeps from game to game: the
+    :class:`~soe_sim.engine.game.policies.PolicySet` of the start (``policies`` int64 (2,) /
+    ``params`` float64 (2, N_PARAMS): the policy ids and parameter rows; it depends only on the
+    start), the :class:`~soe_sim.engine.game.nb.GameScratch` and an event log of ``log_capacity``
+    entries (not zeroed: the loop writes every field of an entry before counting it)."""
+    pset = pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks)
+    return (pset, new_game_scratch(state0, cs0, orders0, m, cfg),
+            np.empty(int(log_capacity), dtype=nb.EVENT_DTYPE))
