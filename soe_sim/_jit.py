@@ -6,9 +6,10 @@ and compiles the callee once more for that exact value, and every copy is linked
 re-optimised with each of its callers. The kernels never need a constant's value at compile time — a
 flag is an ordinary run-time branch — so this ``njit`` makes each dispatcher forget the literal values
 of its arguments before it compiles or looks up a version: a call with ``-1`` and a call with a
-variable share one machine-code function. Measured on the cold compile of ``soe_sim.simulate`` (Kiev,
-balanced v balanced; docs/engine-design.md "Compile time"): 529 compilations in 652 s with
-``numba.njit`` (``log_event_nb`` alone 55 times), 424 in 539 s with this one.
+variable share one machine-code function. On the cold compile of ``soe_sim.simulate`` (Kiev,
+balanced v balanced) this took the compilations from 529 (``log_event_nb`` alone 55 times) to 424,
+and the first call from 731 to 588 s with both trees compiling side by side (benchmarks/README.md
+"Session 7", docs/engine-design.md "Compile time").
 
 The options are numba's (``cache``, ``_nrt``, ``parallel``, ``inline``...), passed through unchanged.
 """
