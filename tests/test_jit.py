@@ -90,7 +90,6 @@ def test_play_game_and_the_batches_share_one_compiled_game_loop():
     both rulesets and with a Python policy (docs/engine-design.md "Compile time")."""
     from soe_sim.engine.game import nb as gnb
     from soe_sim.engine.game import play_game, play_games
-    from soe_sim.sim import _games_serial_nb
 
     class FirstOption:
         def choose(self, decision, options, state_view):
@@ -101,9 +100,12 @@ def test_play_game_and_the_batches_share_one_compiled_game_loop():
     play_game("tutorial", seed=3, log_detail=True)
     assert len(gnb.play_game_policies_nb.signatures) == 1
     loop_args = gnb.play_game_policies_nb.signatures[0]
+    batch = gnb.play_games_serial_nb
     play_games("tutorial", 2, seed=1, threads=1)
+    compiled = len(batch.signatures)
     soe_sim.simulate("tutorial", games=2, seed=1, threads=1)
-    # the batch kernels take (state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, ...)
-    for batch in (gnb.play_games_serial_nb, _games_serial_nb):
-        # map, rules, config, policy set and scratch, and the event log
-        assert any(args[3:12] == loop_args[3:12] and args[12] == loop_args[14] for args in batch.signatures)
+    # simulate reduces its games in the batch kernel play_games used: no second compilation of the loop
+    assert len(batch.signatures) == compiled
+    # the batch kernel takes (state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, ...):
+    # map, rules, config, policy set and scratch, and the event log as the game loop has them
+    assert any(args[3:12] == loop_args[3:12] and args[12] == loop_args[14] for args in batch.signatures)

@@ -34,7 +34,16 @@ import pandas as pd
 from soe_sim._jit import njit
 from soe_sim.data.enums import ARM, Side
 from soe_sim.engine.game import nb as gnb
-from soe_sim.engine.game.nb import CAUSE, EVENT, N_CTR, N_RES
+from soe_sim.engine.game.nb import CAUSE, EVENT, N_RES
+from soe_sim.engine.game.nb import (  # the stats and battle-row layout of the batch kernel
+    BT_AREA, BT_ATTACKER, BT_ATT_LOSSES, BT_DEF_LOSSES, BT_FOUGHT, BT_GREAT, BT_PHASE, BT_ROUND, BT_WINNER, N_BT,
+    N_STATS, S_ATTACKS, S_BATTLES, S_BATTLES_FOUGHT, S_BATTLES_WON, S_BLOCKS_END, S_BUILDS, S_CITIES_CAPTURED,
+    S_CITIES_END, S_CITY_VP_END, S_DESTROYED_BATTLE, S_ELIM_BATTLE, S_ELIM_OTHER, S_ELIM_STACKING, S_ELIM_SUPPLY,
+    S_ENCIRCLED, S_GARRISONS_LOST, S_GREAT_VICTORIES, S_IMMEDIATE, S_LEADERS_CAPTURED, S_LEADERS_KILLED,
+    S_LEADERS_LOST, S_LEADER_ORDERS, S_OBJECTIVES, S_REINFORCEMENTS, S_SP_END, S_SP_LOST_BATTLE, S_SP_LOST_OTHER,
+    S_SP_LOST_SUPPLY, S_SP_TRACK_ERRORS, S_VP_BATTLE, S_VP_CONTROL, S_VP_ENCIRCLEMENT, S_VP_GREAT_VICTORY,
+    S_VP_LEADER_CAPTURED, S_VP_LEADER_KILLED, S_VP_OBJECTIVES, S_VP_OTHER, S_VP_START, S_VP_SUPPLY,
+)
 from soe_sim.engine.state import STATUS
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
@@ -50,54 +59,6 @@ DEFAULT_CI_MAX_GAMES = 100_000
 DEFAULT_CI_BATCH = 1000
 DEFAULT_BATTLE_CAP = 64  # battles recorded per game in the first pass (games with more are replayed)
 
-# --------------------------------------------------------------------------------------------------
-# Per-game statistics reduced from the event log (int64 columns of the kernel's ``stats`` array).
-# Per-side statistics take two columns: ``base + side`` (SIDE.POLISH = 0, SIDE.SOVIET = 1).
-
-S_VP_START = 0
-S_IMMEDIATE = 1  # index of the [[victory.immediate]] condition met (-1 none)
-S_BATTLES = 2
-S_BATTLES_FOUGHT = 3
-S_ATTACKS = 4  # +side: battles in which the side attacked
-S_BATTLES_WON = 6
-S_GREAT_VICTORIES = 8
-S_SP_LOST_BATTLE = 10
-S_SP_LOST_SUPPLY = 12
-S_SP_LOST_OTHER = 14
-S_DESTROYED_BATTLE = 16  # blocks destroyed in battle (to the force pool, SoE 7.41.5)
-S_ELIM_BATTLE = 18  # blocks eliminated permanently in battle (no retreat 7.42, leaders 9.0)
-S_ELIM_SUPPLY = 20  # SoE 7.71
-S_ELIM_STACKING = 22  # SoE 7.33
-S_ELIM_OTHER = 24  # orders (Withdraw) and anything else
-S_LEADERS_LOST = 26
-S_GARRISONS_LOST = 28
-S_CITIES_CAPTURED = 30  # control changes to the side (key cities only, SoE 1.3)
-S_VP_CONTROL = 32  # signed VP (+ Polish) by cause
-S_VP_BATTLE = 33
-S_VP_SUPPLY = 34
-S_VP_OBJECTIVES = 35
-S_VP_OTHER = 36
-S_OBJECTIVES = 37  # +side: objectives achieved
-S_REINFORCEMENTS = 39  # +side: reinforcements arrived
-S_BUILDS = 41  # +side: blocks built (SoE 8.4)
-S_CITIES_END = 43  # +side: VP cities controlled at the end
-S_CITY_VP_END = 45  # +side: their VP
-S_SP_END = 47  # +side: SP on the map at the end
-S_BLOCKS_END = 49  # +side: blocks on the map at the end
-S_SP_TRACK_ERRORS = 51  # internal check: on-map blocks whose SP the event replay got wrong (0)
-S_LEADERS_KILLED = 52  # +side: SoE 9.0 leaders destroyed (battle, Withdraw loss) — LEADER_LOST events
-S_LEADERS_CAPTURED = 54  # +side: SoE 9.0 leaders that lost a battle and could not retreat
-S_ENCIRCLED = 56  # +side: other blocks eliminated in battle for want of a retreat (SoE 7.42)
-S_VP_GREAT_VICTORY = 58  # signed VP (+ Polish) of the battle sub-causes (their sum with S_VP_BATTLE's rest)
-S_VP_ENCIRCLEMENT = 59
-S_VP_LEADER_KILLED = 60
-S_VP_LEADER_CAPTURED = 61
-S_LEADER_ORDERS = 62  # +side: SoE 9.0 leader orders given (LEADER_ORDER events)
-N_STATS = 64
-
-# battle rows
-BT_ROUND, BT_PHASE, BT_AREA, BT_ATTACKER, BT_WINNER, BT_FOUGHT, BT_ATT_LOSSES, BT_DEF_LOSSES, BT_GREAT = range(9)
-N_BT = 9
 
 
 def _side_cols(prefix: str, base: int) -> list[tuple[str, int]]:
@@ -198,215 +159,6 @@ BATTLE_COLUMNS = ("scenario", "polish", "soviet", "polish_params", "soviet_param
 
 # --------------------------------------------------------------------------------------------------
 # Kernels
-
-
-@njit(cache=True, _nrt=True)
-def _reduce_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat):
-    """Reduce one game's event log (first ``n`` events) and final ``state`` into ``stats``
-    (N_STATS,), ``key_ctrl`` (n_key,), the VP after every phase (``traj_*``, as many as fit) and the
-    battle rows (``bat`` (cap, N_BT), as many as fit). Returns (phases, battles) counted."""
-    sp = sp0.astype(np.int64)  # SP of every block, replayed from the events
-    stats[:] = 0
-    stats[S_IMMEDIATE] = -1
-    vp = np.int64(0)
-    n_ph = 0
-    n_bat = 0
-    last_winner = -1
-    cap_ph = traj_vp.shape[0]
-    cap_bat = bat.shape[0]
-    for i in range(n):
-        e = log[i]
-        k = e.kind
-        if k == EVENT.GAME_START:
-            vp = np.int64(e.value)
-            stats[S_VP_START] = e.value
-        elif k == EVENT.PHASE_START:
-            if 0 < n_ph <= cap_ph:
-                traj_vp[n_ph - 1] = vp
-            if n_ph < cap_ph:
-                traj_round[n_ph] = e.value
-                traj_phase[n_ph] = e.value2
-            n_ph += 1
-        elif k == EVENT.VP:
-            d = np.int64(e.value)
-            vp += d
-            c = e.value2
-            if c == CAUSE.CONTROL:
-                stats[S_VP_CONTROL] += d
-            elif c == CAUSE.BATTLE:
-                stats[S_VP_BATTLE] += d
-            elif c == CAUSE.GREAT_VICTORY:
-                stats[S_VP_BATTLE] += d
-                stats[S_VP_GREAT_VICTORY] += d
-            elif c == CAUSE.ENCIRCLEMENT:
-                stats[S_VP_BATTLE] += d
-                stats[S_VP_ENCIRCLEMENT] += d
-            elif c == CAUSE.LEADER_KILLED:
-                stats[S_VP_BATTLE] += d
-                stats[S_VP_LEADER_KILLED] += d
-            elif c == CAUSE.LEADER_CAPTURED:
-                stats[S_VP_BATTLE] += d
-                stats[S_VP_LEADER_CAPTURED] += d
-            elif c == CAUSE.SUPPLY:
-                stats[S_VP_SUPPLY] += d
-            elif c == CAUSE.OBJECTIVE:
-                stats[S_VP_OBJECTIVES] += d
-            else:
-                stats[S_VP_OTHER] += d
-        elif k == EVENT.BATTLE:
-            stats[S_BATTLES] += 1
-            if e.value2 != 0:
-                stats[S_BATTLES_FOUGHT] += 1
-            if e.side >= 0:
-                stats[S_ATTACKS + e.side] += 1
-            last_winner = e.value
-            if last_winner >= 0:
-                stats[S_BATTLES_WON + last_winner] += 1
-            if n_bat < cap_bat:
-                r = bat[n_bat]
-                r[BT_ROUND] = e.round
-                r[BT_PHASE] = e.phase
-                r[BT_AREA] = e.area
-                r[BT_ATTACKER] = e.side
-                r[BT_WINNER] = e.value
-                r[BT_FOUGHT] = e.value2
-            n_bat += 1
-        elif k == EVENT.BATTLE_LOSSES:
-            if e.block != 0 and last_winner >= 0:
-                stats[S_GREAT_VICTORIES + last_winner] += 1
-            if 0 < n_bat <= cap_bat:
-                r = bat[n_bat - 1]
-                r[BT_ATT_LOSSES] = e.value
-                r[BT_DEF_LOSSES] = e.value2
-                r[BT_GREAT] = e.block
-        elif k == EVENT.BLOCK_LOSS:
-            b = e.block
-            d = np.int64(e.value)
-            sp[b] -= d
-            s = e.side
-            if e.value2 == CAUSE.BATTLE:
-                stats[S_SP_LOST_BATTLE + s] += d
-            elif e.value2 == CAUSE.SUPPLY:
-                stats[S_SP_LOST_SUPPLY + s] += d
-            else:
-                stats[S_SP_LOST_OTHER + s] += d
-        elif k == EVENT.BLOCK_REMOVED:
-            b = e.block
-            s = e.side
-            st = e.value
-            if st == STATUS.DESTROYED_TO_POOL or st == STATUS.ELIMINATED_PERMANENT:
-                d = sp[b]
-                c = e.value2
-                if c == CAUSE.BATTLE:
-                    stats[S_SP_LOST_BATTLE + s] += d
-                    if st == STATUS.DESTROYED_TO_POOL:
-                        stats[S_DESTROYED_BATTLE + s] += 1
-                    else:
-                        stats[S_ELIM_BATTLE + s] += 1
-                        if arm[b] != ARM.LEADER:  # eliminated for want of a retreat (SoE 7.42)
-                            stats[S_ENCIRCLED + s] += 1
-                elif c == CAUSE.SUPPLY:
-                    stats[S_SP_LOST_SUPPLY + s] += d
-                    stats[S_ELIM_SUPPLY + s] += 1
-                elif c == CAUSE.STACKING:
-                    stats[S_SP_LOST_OTHER + s] += d
-                    stats[S_ELIM_STACKING + s] += 1
-                else:
-                    stats[S_SP_LOST_OTHER + s] += d
-                    stats[S_ELIM_OTHER + s] += 1
-                if arm[b] == 2:  # ARM.LEADER
-                    stats[S_LEADERS_LOST + s] += 1
-            sp[b] = 0
-        elif k == EVENT.BLOCK_PLACED:
-            sp[e.block] = e.value
-        elif k == EVENT.REINFORCEMENT_ARRIVED:
-            sp[e.block] = e.value
-            if e.side >= 0:
-                stats[S_REINFORCEMENTS + e.side] += 1
-        elif k == EVENT.STRENGTHEN:
-            sp[e.block] = e.value
-        elif k == EVENT.BUILD:
-            sp[e.block] = e.value
-            if e.side >= 0:
-                stats[S_BUILDS + e.side] += 1
-        elif k == EVENT.COMBINE:
-            sp[e.block] = e.value2
-            if 0 <= e.value < sp.shape[0]:
-                sp[e.value] = 0
-        elif k == EVENT.REORGANIZED:
-            sp[e.block] += e.value
-        elif k == EVENT.MOVE:
-            if e.value2 > 0:
-                sp[e.block] -= e.value2
-        elif k == EVENT.GARRISON_REMOVED:
-            if e.side >= 0:
-                stats[S_GARRISONS_LOST + e.side] += 1
-        elif k == EVENT.CONTROL:
-            if e.side >= 0:
-                stats[S_CITIES_CAPTURED + e.side] += 1
-        elif k == EVENT.OBJECTIVE:
-            if e.side >= 0 and e.block != 0:
-                stats[S_OBJECTIVES + e.side] += 1
-        elif k == EVENT.IMMEDIATE_VICTORY:
-            stats[S_IMMEDIATE] = e.value
-        elif k == EVENT.LEADER_LOST:
-            if e.value == gnb.LEADER_KILLED:
-                stats[S_LEADERS_KILLED + e.side] += 1
-            elif e.value == gnb.LEADER_CAPTURED:
-                stats[S_LEADERS_CAPTURED + e.side] += 1
-        elif k == EVENT.LEADER_ORDER:
-            stats[S_LEADER_ORDERS + e.side] += 1
-    if 0 < n_ph <= cap_ph:
-        traj_vp[n_ph - 1] = vp
-    for a in range(m_vp.shape[0]):
-        c = state.control[a]
-        if m_vp[a] > 0 and c >= 0:
-            stats[S_CITIES_END + c] += 1
-            stats[S_CITY_VP_END + c] += m_vp[a]
-    for b in range(state.block_side.shape[0]):
-        if state.block_status[b] == STATUS.ON_MAP:
-            s = state.block_side[b]
-            stats[S_SP_END + s] += state.block_sp[b]
-            stats[S_BLOCKS_END + s] += 1
-            if sp[b] != state.block_sp[b]:
-                stats[S_SP_TRACK_ERRORS] += 1
-    for j in range(key_areas.shape[0]):
-        key_ctrl[j] = state.control[key_areas[j]]
-    return n_ph, n_bat
-
-
-@njit(cache=True, _nrt=True, inline="always")
-def _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seed_row,
-                 log, key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
-    """Play one game from the start position (copied) with the event log ``log`` (any content: every
-    counted entry is written in full) and the batch's PolicySet ``pset`` (``gnb.play_game_policies_nb``),
-    and reduce it; ``counts`` (2,) = phases, battles. Inlined into :func:`_games_serial_nb`, its only
-    caller, so that the whole game loop is not optimised and compiled once more for a function of its
-    own (docs/engine-design.md "Compile time")."""
-    st = gnb.copy_state_nb(state0)
-    cs = gnb.copy_cards_nb(cs0)
-    orders = gnb.copy_orders_nb(orders0)
-    rng_chance = seed_row[0:1].copy()
-    rng_policy = seed_row[1:3].copy()
-    ctr = np.zeros(N_CTR, dtype=np.int64)
-    gnb.play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, scratch, rng_chance, rng_policy,
-                              log, ctr, res)
-    n_ph, n_bat = _reduce_nb(log, ctr[gnb.C_EVENTS], state0.block_sp, state0.block_arm, st, m.vp, key_areas, stats,
-                             key_ctrl, traj_round, traj_phase, traj_vp, bat)
-    counts[0] = n_ph
-    counts[1] = n_bat
-
-
-@njit(cache=True, nogil=True, _nrt=True)
-def _games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds,
-                     key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
-    """Games one after the other (releases the GIL: safe in threaded task runners) with the
-    thread's ``pset``, ``scratch`` and event ``log`` (:func:`soe_sim.engine.game.work.batch_work`)."""
-    for g in range(seeds.shape[0]):
-        _play_one_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, seeds[g],
-                     log,
-                     key_areas, res[g], stats[g], key_ctrl[g], traj_round[g], traj_phase[g], traj_vp[g], bat[g],
-                     counts[g])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -531,9 +283,9 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     # The kernel releases the GIL: threads play disjoint slices of games, each thread with its own
     # copy of the inputs (each game depends only on its own seed row, so the slicing never changes a
     # result).
-    run_chunks(_games_serial_nb, state, seeds, (raw.res, raw.stats, raw.key_ctrl, raw.traj_round, raw.traj_phase,
-                                                raw.traj_vp, raw.bat, raw.counts),
-               max(1, int(threads or 1)), (key_areas,),
+    run_chunks(gnb.play_games_serial_nb, state, seeds, (raw.res, raw.stats, raw.key_ctrl, raw.traj_round,
+                                                        raw.traj_phase, raw.traj_vp, raw.bat, raw.counts),
+               max(1, int(threads or 1)), (True, key_areas),
                per_thread=lambda a: batch_work(*a[:7], a[9], ids.copy(), params.copy(), int(log_capacity)))
     return raw
 

@@ -739,7 +739,12 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     n_threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)) if threads else numba.get_num_threads()
     args = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
             setup.rr, setup.orules, cfg)
-    run_chunks(nb.play_games_serial_nb, args, seeds, (out,), n_threads,
+    # the batch kernel of simulate, without its reduction (one compiled game loop for both)
+    n = out.shape[0]
+    # stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts: not written without the reduction
+    unused = (np.zeros((n, 0), dtype=np.int64),) * 5 + (np.zeros((n, 0, nb.N_BT), dtype=np.int64),
+                                                        np.zeros((n, 0), dtype=np.int64))
+    run_chunks(nb.play_games_serial_nb, args, seeds, (out, *unused), n_threads, (False, np.zeros(0, dtype=np.int64)),
                per_thread=lambda a: batch_work(*a[:7], a[9], policies.copy(), params.copy(), int(log_capacity)))
     if raw:
         return out
