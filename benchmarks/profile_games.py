@@ -7,6 +7,9 @@ Run (two shells, or in the background)::
     perf record -F 1999 -p "$(cat /tmp/ready)" -o /tmp/perf.data -- sleep 8
     perf report -i /tmp/perf.data --no-children --sort symbol --stdio
 
+With ``--dump-code DIR`` it also copies the machine code of the package's functions out of the process
+(after the warm-up) for ``benchmarks/stack_traffic.py``, which attributes the samples to instructions.
+
 numba's JIT code has no symbols that ``perf`` can see; after the warm-up (compilation or cache load,
 scenario set-up: nothing of it is sampled) this script writes ``/tmp/perf-PID.map`` — every function of
 numba's JIT engine with its address, each ending where the next begins — which ``perf report`` reads for
@@ -47,6 +50,27 @@ def write_perf_map(path: str | None = None) -> tuple[str, int]:
     return path, len(syms)
 
 
+def dump_machine_code(perf_map: str, out_dir: str) -> int:
+    """Copy the bytes of every ``soe_sim`` function of the perf map out of this process into
+    ``out_dir/<address>.bin``, with ``out_dir/index.json`` = [[address, size, name], ...] (what
+    ``stack_traffic.py`` disassembles). Returns the number of functions."""
+    import ctypes
+    import json
+
+    os.makedirs(out_dir, exist_ok=True)
+    index = []
+    with open(perf_map) as f:
+        for line in f:
+            addr, size, name = line.split(maxsplit=2)
+            if "soe_sim" not in name and not name.startswith("NRT_"):
+                continue
+            a, s = int(addr, 16), int(size, 16)
+            Path(out_dir, f"{a:x}.bin").write_bytes(ctypes.string_at(a, s))
+            index.append((a, s, name.strip()))
+    Path(out_dir, "index.json").write_text(json.dumps(index))
+    return len(index)
+
+
 @click.command()
 @click.option("--scenario", default="kiev-offensive", show_default=True)
 @click.option("--polish", default="balanced", show_default=True)
@@ -55,13 +79,17 @@ def write_perf_map(path: str | None = None) -> tuple[str, int]:
 @click.option("--threads", default=1, show_default=True)
 @click.option("--seed", default=2, show_default=True)
 @click.option("--ready", default=None, help="Write the PID here once the warm-up and the perf map are done.")
-def main(scenario, polish, soviet, games, threads, seed, ready):
+@click.option("--dump-code", "dump_code", default=None,
+              help="Also write the machine code of every soe_sim function here (for stack_traffic.py).")
+def main(scenario, polish, soviet, games, threads, seed, ready, dump_code):
     from soe_sim.engine.game import play_games
 
     t = time.perf_counter()
     play_games(scenario, 20, seed=1, threads=threads, polish=polish, soviet=soviet)
     path, n = write_perf_map()
     click.echo(f"warm-up {time.perf_counter() - t:.1f} s; perf map {path} ({n} symbols); pid {os.getpid()}", err=True)
+    if dump_code:
+        click.echo(f"machine code of {dump_machine_code(path, dump_code)} functions in {dump_code}", err=True)
     if ready:
         Path(ready).write_text(str(os.getpid()))
     t = time.perf_counter()
