@@ -310,6 +310,20 @@ N_STATS = 64
 BT_ROUND, BT_PHASE, BT_AREA, BT_ATTACKER, BT_WINNER, BT_FOUGHT, BT_ATT_LOSSES, BT_DEF_LOSSES, BT_GREAT = range(9)
 N_BT = 9
 
+# The stats columns of a VP event by its cause (``value2``): (column, sub-cause column or -1). The VP
+# of a battle's sub-causes (SoE 7.44, 7.42, 9.0) count in S_VP_BATTLE and in a column of their own.
+_VP_CAUSE_COLUMNS = {
+    CAUSE.CONTROL: (S_VP_CONTROL, -1),
+    CAUSE.BATTLE: (S_VP_BATTLE, -1),
+    CAUSE.GREAT_VICTORY: (S_VP_BATTLE, S_VP_GREAT_VICTORY),
+    CAUSE.ENCIRCLEMENT: (S_VP_BATTLE, S_VP_ENCIRCLEMENT),
+    CAUSE.LEADER_KILLED: (S_VP_BATTLE, S_VP_LEADER_KILLED),
+    CAUSE.LEADER_CAPTURED: (S_VP_BATTLE, S_VP_LEADER_CAPTURED),
+    CAUSE.SUPPLY: (S_VP_SUPPLY, -1),
+    CAUSE.OBJECTIVE: (S_VP_OBJECTIVES, -1),
+}
+VP_COLUMNS = np.array([_VP_CAUSE_COLUMNS.get(c, (S_VP_OTHER, -1)) for c in range(max(CAUSE) + 1)], dtype=np.int64)
+
 # result columns (``out`` of play_game_policies_nb, rows of play_games_serial_nb)
 R_OUTCOME = 0
 R_WINNER = 1
@@ -2789,28 +2803,14 @@ def reduce_game_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, tr
             d = np.int64(e.value)
             vp += d
             c = e.value2
-            if c == CAUSE.CONTROL:
-                stats[S_VP_CONTROL] += d
-            elif c == CAUSE.BATTLE:
-                stats[S_VP_BATTLE] += d
-            elif c == CAUSE.GREAT_VICTORY:
-                stats[S_VP_BATTLE] += d
-                stats[S_VP_GREAT_VICTORY] += d
-            elif c == CAUSE.ENCIRCLEMENT:
-                stats[S_VP_BATTLE] += d
-                stats[S_VP_ENCIRCLEMENT] += d
-            elif c == CAUSE.LEADER_KILLED:
-                stats[S_VP_BATTLE] += d
-                stats[S_VP_LEADER_KILLED] += d
-            elif c == CAUSE.LEADER_CAPTURED:
-                stats[S_VP_BATTLE] += d
-                stats[S_VP_LEADER_CAPTURED] += d
-            elif c == CAUSE.SUPPLY:
-                stats[S_VP_SUPPLY] += d
-            elif c == CAUSE.OBJECTIVE:
-                stats[S_VP_OBJECTIVES] += d
-            else:
-                stats[S_VP_OTHER] += d
+            col = S_VP_OTHER
+            sub = -1
+            if 0 <= c < VP_COLUMNS.shape[0]:
+                col = VP_COLUMNS[c, 0]
+                sub = VP_COLUMNS[c, 1]
+            stats[col] += d
+            if sub >= 0:
+                stats[sub] += d
         elif k == EVENT.BATTLE:
             stats[S_BATTLES] += 1
             if e.value2 != 0:
@@ -2875,18 +2875,12 @@ def reduce_game_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, tr
                 if arm[b] == 2:  # ARM.LEADER
                     stats[S_LEADERS_LOST + s] += 1
             sp[b] = 0
-        elif k == EVENT.BLOCK_PLACED:
+        elif k == EVENT.BLOCK_PLACED or k == EVENT.STRENGTHEN:
             sp[e.block] = e.value
-        elif k == EVENT.REINFORCEMENT_ARRIVED:
-            sp[e.block] = e.value
-            if e.side >= 0:
-                stats[S_REINFORCEMENTS + e.side] += 1
-        elif k == EVENT.STRENGTHEN:
-            sp[e.block] = e.value
-        elif k == EVENT.BUILD:
+        elif k == EVENT.REINFORCEMENT_ARRIVED or k == EVENT.BUILD:
             sp[e.block] = e.value
             if e.side >= 0:
-                stats[S_BUILDS + e.side] += 1
+                stats[(S_REINFORCEMENTS if k == EVENT.REINFORCEMENT_ARRIVED else S_BUILDS) + e.side] += 1
         elif k == EVENT.COMBINE:
             sp[e.block] = e.value2
             if 0 <= e.value < sp.shape[0]:
