@@ -15,6 +15,8 @@ The options are numba's (``cache``, ``_nrt``, ``parallel``, ``inline``...), pass
 """
 from __future__ import annotations
 
+import sys
+
 import numba
 from numba.core import types
 
@@ -48,3 +50,31 @@ def njit(*args, **options):
         return _typed_by_type_only(numba.njit(**options)(func))
 
     return decorate
+
+
+_NOTIFIED: set[int] = set()
+
+
+def has_compiled_version(dispatcher) -> bool:
+    """Whether ``dispatcher`` has a version in memory or a fresh index in numba's on-disk cache (a
+    cache written for this source file and numba version; ``False`` when numba's cache internals are
+    not as expected)."""
+    if dispatcher.overloads:
+        return True
+    try:
+        return bool(dispatcher._cache._cache_file._load_index())
+    except (AttributeError, OSError, EOFError, ValueError):
+        return False
+
+
+def cold_compile_notice(dispatcher, what: str = "the game engine", stream=None) -> bool:
+    """Tell the user on ``stream`` (stderr) that ``dispatcher`` is about to be compiled from scratch,
+    once per process: the cold compile of the game loop takes minutes (about 7–8 on the project's
+    2-core machine, benchmarks/README.md "Session 8"), and a progress bar that stays at zero for that
+    long looks like a hang. Returns whether the notice was given."""
+    if id(dispatcher) in _NOTIFIED or has_compiled_version(dispatcher):
+        return False
+    _NOTIFIED.add(id(dispatcher))
+    print(f"soe_sim: compiling {what} for this machine (first run only: several minutes; later runs load "
+          f"it from numba's cache)...", file=stream or sys.stderr, flush=True)
+    return True

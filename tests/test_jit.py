@@ -109,3 +109,47 @@ def test_play_game_and_the_batches_share_one_compiled_game_loop():
     # the batch kernel takes (state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, ...):
     # map, rules, config, policy set and scratch, and the event log as the game loop has them
     assert any(args[3:12] == loop_args[3:12] and args[12] == loop_args[14] for args in batch.signatures)
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cold_compile_notice_is_given_once_and_only_without_a_compiled_version(tmp_path):
+    """``play_games`` / ``simulate`` / ``play_game`` announce a cold compile of the game loop (minutes
+    with a progress bar at zero) — once, and not when numba's cache holds a fresh version."""
+    import io
+
+    from soe_sim._jit import cold_compile_notice, has_compiled_version
+
+    src = tmp_path / "cold_kernel.py"
+    src.write_text("from soe_sim._jit import njit\n\n\n@njit(cache=True)\ndef add_one(x):\n    return x + 1\n")
+    first = _load(src, "cold_kernel_a")
+    assert not has_compiled_version(first.add_one)
+    out = io.StringIO()
+    assert cold_compile_notice(first.add_one, "the test kernel", stream=out)
+    assert "compiling the test kernel" in out.getvalue() and "first run only" in out.getvalue()
+    assert not cold_compile_notice(first.add_one, stream=out)  # once per process
+    assert first.add_one(1) == 2  # compiles and writes the on-disk cache
+    assert has_compiled_version(first.add_one)
+    # a fresh dispatcher of the same source: nothing in memory, a fresh index on disk
+    second = _load(src, "cold_kernel_b")
+    assert not second.add_one.overloads
+    assert has_compiled_version(second.add_one)
+    assert not cold_compile_notice(second.add_one, stream=out)
+    # the source changed: numba's index is stale, a compile is due
+    src.write_text(src.read_text().replace("x + 1", "x + 10"))  # another size: a new source stamp
+    third = _load(src, "cold_kernel_c")
+    assert not has_compiled_version(third.add_one)
+
+
+def test_the_game_loop_has_a_compiled_version_after_a_game():
+    from soe_sim._jit import has_compiled_version
+    from soe_sim.engine.game import nb as gnb
+    from soe_sim.engine.game import play_games
+
+    play_games("tutorial", 1, seed=1, threads=1)
+    assert has_compiled_version(gnb.play_games_serial_nb)

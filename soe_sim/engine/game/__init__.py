@@ -28,6 +28,7 @@ import numba
 import numpy as np
 import pandas as pd
 
+from soe_sim._jit import cold_compile_notice
 from soe_sim.data.enums import Front, Nation, Side, Territory
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 from soe_sim.engine.game import nb
@@ -687,6 +688,7 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
         # of play_games / simulate serves, instead of one more wrapper that numba would optimise and
         # compile with the whole loop again (docs/engine-design.md "Compile time"). The policy set
         # depends only on the start, so it is that of the game's cards.
+        cold_compile_notice(nb.play_game_policies_nb)
         pset, scratch, _ = batch_work(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr,
                                       setup.er, setup.kr, cfg, ids, params, 1)
         nb.play_game_policies_nb(state, cards, orders, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
@@ -783,6 +785,7 @@ def run_chunks(kernel, args, seeds, outs, threads, extra=(), chunk=None, per_thr
     """
     n = seeds.shape[0]
     threads = max(1, int(threads))
+    cold_compile_notice(kernel)
     if threads == 1 or n <= 1:
         work = tuple(per_thread(args)) if per_thread else ()
         kernel(*args, *work, seeds, *extra, *outs)
