@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from soe_sim.engine.game.nb import S_SP_TRACK_ERRORS
 from soe_sim.errors import SoeInputError
 from soe_sim.sim import (
     GAME_COLUMNS,
-    S_SP_TRACK_ERRORS,
     Simulation,
     play_chunk,
     simulate,

@@ -31,20 +31,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from soe_sim._jit import njit
-from soe_sim.data.enums import ARM, Side
+from soe_sim.data.enums import Side
 from soe_sim.engine.game import nb as gnb
-from soe_sim.engine.game.nb import CAUSE, EVENT, N_RES
+from soe_sim.engine.game.nb import N_RES
 from soe_sim.engine.game.nb import (  # the stats and battle-row layout of the batch kernel
     BT_AREA, BT_ATTACKER, BT_ATT_LOSSES, BT_DEF_LOSSES, BT_FOUGHT, BT_GREAT, BT_PHASE, BT_ROUND, BT_WINNER, N_BT,
     N_STATS, S_ATTACKS, S_BATTLES, S_BATTLES_FOUGHT, S_BATTLES_WON, S_BLOCKS_END, S_BUILDS, S_CITIES_CAPTURED,
     S_CITIES_END, S_CITY_VP_END, S_DESTROYED_BATTLE, S_ELIM_BATTLE, S_ELIM_OTHER, S_ELIM_STACKING, S_ELIM_SUPPLY,
     S_ENCIRCLED, S_GARRISONS_LOST, S_GREAT_VICTORIES, S_IMMEDIATE, S_LEADERS_CAPTURED, S_LEADERS_KILLED,
     S_LEADERS_LOST, S_LEADER_ORDERS, S_OBJECTIVES, S_REINFORCEMENTS, S_SP_END, S_SP_LOST_BATTLE, S_SP_LOST_OTHER,
-    S_SP_LOST_SUPPLY, S_SP_TRACK_ERRORS, S_VP_BATTLE, S_VP_CONTROL, S_VP_ENCIRCLEMENT, S_VP_GREAT_VICTORY,
+    S_SP_LOST_SUPPLY, S_VP_BATTLE, S_VP_CONTROL, S_VP_ENCIRCLEMENT, S_VP_GREAT_VICTORY,
     S_VP_LEADER_CAPTURED, S_VP_LEADER_KILLED, S_VP_OBJECTIVES, S_VP_OTHER, S_VP_START, S_VP_SUPPLY,
 )
-from soe_sim.engine.state import STATUS
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = [
