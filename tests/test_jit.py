@@ -85,9 +85,9 @@ def test_every_package_kernel_uses_the_wrapper():
 
 
 def test_play_game_and_the_batches_share_one_compiled_game_loop():
-    """``play_game`` calls the game loop kernel with the work arrays of ``work.batch_work``, the
-    types ``simulate`` and ``play_games`` hand it: one compiled game loop serves all three, under
-    both rulesets and with a Python policy (docs/engine-design.md "Compile time")."""
+    """``play_game``, ``play_games`` and ``simulate`` play through one batch kernel with the game loop
+    inlined: one compiled version serves all three, under both rulesets, with a Python policy and
+    with ``log_detail`` (docs/engine-design.md "Compile time")."""
     from soe_sim.engine.game import nb as gnb
     from soe_sim.engine.game import play_game, play_games
 
@@ -95,20 +95,19 @@ def test_play_game_and_the_batches_share_one_compiled_game_loop():
         def choose(self, decision, options, state_view):
             return 0
 
+    batch = gnb.play_games_serial_nb
     play_game("tutorial", seed=1, polish="balanced", soviet="random")
+    compiled = len(batch.signatures)
+    assert compiled >= 1
     play_game("tutorial", seed=2, polish=FirstOption(), soviet="aggressive", ruleset="eats")
     play_game("tutorial", seed=3, log_detail=True)
-    assert len(gnb.play_game_policies_nb.signatures) == 1
-    loop_args = gnb.play_game_policies_nb.signatures[0]
-    batch = gnb.play_games_serial_nb
     play_games("tutorial", 2, seed=1, threads=1)
-    compiled = len(batch.signatures)
+    play_games("tutorial", 3, seed=1, threads=2)
     soe_sim.simulate("tutorial", games=2, seed=1, threads=1)
-    # simulate reduces its games in the batch kernel play_games used: no second compilation of the loop
-    assert len(batch.signatures) == compiled
-    # the batch kernel takes (state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, ...):
-    # map, rules, config, policy set and scratch, and the event log as the game loop has them
-    assert any(args[3:12] == loop_args[3:12] and args[12] == loop_args[14] for args in batch.signatures)
+    assert len(batch.signatures) == compiled  # nothing compiled after the first game
+    # the loop is inlined into the batch kernel: no library of its own
+    assert gnb.play_game_policies_nb.targetoptions["inline"] == "always"
+    assert gnb.play_game_policies_nb.signatures == []
 
 
 def _load(path, name):

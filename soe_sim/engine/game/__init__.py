@@ -644,6 +644,16 @@ def _side_slug(v) -> str | None:
     return None if v < 0 else Side(v).slug
 
 
+_NO_KEY_AREAS = np.zeros(0, dtype=np.int64)
+
+
+def _no_reduction(n: int) -> tuple:
+    """The reduction outputs of ``nb.play_games_serial_nb`` for ``n`` games played without it
+    (stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts: zero columns, never written)."""
+    return (np.zeros((n, 0), dtype=np.int64),) * 5 + (np.zeros((n, 0, nb.N_BT), dtype=np.int64),
+                                                      np.zeros((n, 0), dtype=np.int64))
+
+
 def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="random", *,
               max_steps: int = DEFAULT_MAX_STEPS, max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS,
               check_invariants: bool = False, log_capacity: int = DEFAULT_LOG_CAPACITY,
@@ -684,16 +694,20 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
                 params[s] = DEFAULT_PARAMS[POLICY_RANDOM]
                 params[s, _pol.P_SLOT] = slot
                 params[s, _pol.P_OMNISCIENT] = 1.0 if omni else 0.0
-        # The batch's policy set and scratch and the game loop called directly: the compiled version
-        # of play_games / simulate serves, instead of one more wrapper that numba would optimise and
-        # compile with the whole loop again (docs/engine-design.md "Compile time"). The policy set
-        # depends only on the start, so it is that of the game's cards.
-        cold_compile_notice(nb.play_game_policies_nb)
-        pset, scratch, _ = batch_work(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr,
-                                      setup.er, setup.kr, cfg, ids, params, 1)
-        nb.play_game_policies_nb(state, cards, orders, setup.game_map.arrays, setup.cr, setup.er, setup.kr, setup.rr,
-                                 setup.orules, cfg, pset, scratch, streams[0:1].copy(), streams[1:3].copy(),
-                                 log.records, log.ctr, out)
+        # The batch kernel of play_games / simulate plays this one game too: one compiled game loop
+        # for all three (docs/engine-design.md "Compile time"). The policy set depends only on the
+        # start, so it is that of the game's cards; the game is played in state / cards / orders
+        # (the kernel copies the start into them first), counted in the log's own ctr.
+        kernel = nb.play_games_serial_nb
+        cold_compile_notice(kernel)
+        pset, scratch = batch_work(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr,
+                                   setup.er, setup.kr, cfg, ids, params, 1)[:2]
+        res = out.reshape(1, N_RES)
+        kernel(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
+               setup.rr, setup.orules, cfg, pset, scratch, log.records, state, cards, orders, log.ctr,
+               np.zeros(1, dtype=np.uint64), np.zeros(2, dtype=np.uint64),
+               np.ascontiguousarray(streams, dtype=np.uint64).reshape(1, 3), False, _NO_KEY_AREAS, res,
+               *_no_reduction(1))
     finally:
         for slot in slots:
             _pol._PYTHON_POLICIES.pop(slot, None)
@@ -742,11 +756,8 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     args = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
             setup.rr, setup.orules, cfg)
     # the batch kernel of simulate, without its reduction (one compiled game loop for both)
-    n = out.shape[0]
-    # stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts: not written without the reduction
-    unused = (np.zeros((n, 0), dtype=np.int64),) * 5 + (np.zeros((n, 0, nb.N_BT), dtype=np.int64),
-                                                        np.zeros((n, 0), dtype=np.int64))
-    run_chunks(nb.play_games_serial_nb, args, seeds, (out, *unused), n_threads, (False, np.zeros(0, dtype=np.int64)),
+    run_chunks(nb.play_games_serial_nb, args, seeds, (out, *_no_reduction(out.shape[0])), n_threads,
+               (False, _NO_KEY_AREAS),
                per_thread=lambda a: batch_work(*a[:7], a[9], policies.copy(), params.copy(), int(log_capacity)))
     if raw:
         return out

@@ -2502,7 +2502,7 @@ def reset_game_work_nb(w, cfg):
     w.lw.order_leader[:] = -1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, policies, scratch, rng_chance,
                           rng_policy, log, ctr, out):
     """Play ``state`` / ``cs`` / ``orders`` (changed in place) from the scenario's start to its end
@@ -2523,7 +2523,9 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
     the start and its win-probability memo holds values of a pure function, every scratch array is
     set before it is read, and the per-game arrays (:class:`GameWork`) are reset here, so nothing an
     earlier game left there changes a result.
-    Compiled without reference counting (docs/engine-design.md): it allocates nothing."""
+    Compiled without reference counting (docs/engine-design.md): it allocates nothing. Inlined into
+    :func:`play_games_serial_nb`, its only caller, so that numba does not optimise and generate the
+    whole engine once more for a library of its own (docs/engine-design.md "Compile time")."""
     n_areas = state.control.shape[0]
     nbk = state.block_side.shape[0]
     for q in range(ctr.shape[0]):
@@ -2742,34 +2744,88 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
 # Many games in parallel
 
 
-@njit(cache=True, _nrt=True)
-def copy_state_nb(st):
-    """A deep copy of a GameState inside numba (field order of the NamedTuple)."""
-    return type(st)(st.block_roster.copy(), st.block_side.copy(), st.block_arm.copy(), st.block_class.copy(),
-                    st.block_nation.copy(), st.block_max_sp.copy(), st.block_sp.copy(), st.block_area.copy(),
-                    st.block_status.copy(), st.block_prev_area.copy(), st.block_arrival.copy(),
-                    st.block_in_supply.copy(), st.block_arrive_round.copy(), st.block_arrive_phase.copy(),
-                    st.block_arrive_area.copy(), st.block_arrive_sp.copy(), st.block_arrive_condition.copy(),
-                    st.garrison_side.copy(), st.control.copy(), st.round.copy(), st.phase.copy(), st.end.copy(),
-                    st.vp.copy(), st.initiative_side.copy(), st.initiative_level.copy(), st.cubes.copy())
+@njit(cache=True, _nrt=False)
+def _copy_array_nb(src, dst):
+    """``dst[...] = src`` for C-contiguous arrays of one shape, element by element (no temporary)."""
+    s = src.reshape(-1)
+    d = dst.reshape(-1)
+    for i in range(s.shape[0]):
+        d[i] = s[i]
 
 
-@njit(cache=True, _nrt=True)
-def copy_cards_nb(c):
-    """A deep copy of a CardState inside numba (field order of the NamedTuple)."""
-    return type(c)(c.location.copy(), c.use.copy(), c.pile.copy(), c.pile_top.copy(), c.pile_len.copy(),
-                   c.orders.copy(), c.combat_modifier.copy(), c.cubes.copy(), c.event_kind.copy(), c.front.copy(),
-                   c.remove_after_event.copy(), c.battle_effect.copy())
+@njit(cache=True, _nrt=False)
+def copy_state_into_nb(src, dst):
+    """Every array of the GameState ``src`` into ``dst``'s (field order of the NamedTuple)."""
+    _copy_array_nb(src.block_roster, dst.block_roster)
+    _copy_array_nb(src.block_side, dst.block_side)
+    _copy_array_nb(src.block_arm, dst.block_arm)
+    _copy_array_nb(src.block_class, dst.block_class)
+    _copy_array_nb(src.block_nation, dst.block_nation)
+    _copy_array_nb(src.block_max_sp, dst.block_max_sp)
+    _copy_array_nb(src.block_sp, dst.block_sp)
+    _copy_array_nb(src.block_area, dst.block_area)
+    _copy_array_nb(src.block_status, dst.block_status)
+    _copy_array_nb(src.block_prev_area, dst.block_prev_area)
+    _copy_array_nb(src.block_arrival, dst.block_arrival)
+    _copy_array_nb(src.block_in_supply, dst.block_in_supply)
+    _copy_array_nb(src.block_arrive_round, dst.block_arrive_round)
+    _copy_array_nb(src.block_arrive_phase, dst.block_arrive_phase)
+    _copy_array_nb(src.block_arrive_area, dst.block_arrive_area)
+    _copy_array_nb(src.block_arrive_sp, dst.block_arrive_sp)
+    _copy_array_nb(src.block_arrive_condition, dst.block_arrive_condition)
+    _copy_array_nb(src.garrison_side, dst.garrison_side)
+    _copy_array_nb(src.control, dst.control)
+    _copy_array_nb(src.round, dst.round)
+    _copy_array_nb(src.phase, dst.phase)
+    _copy_array_nb(src.end, dst.end)
+    _copy_array_nb(src.vp, dst.vp)
+    _copy_array_nb(src.initiative_side, dst.initiative_side)
+    _copy_array_nb(src.initiative_level, dst.initiative_level)
+    _copy_array_nb(src.cubes, dst.cubes)
 
 
-@njit(cache=True, _nrt=True)
-def copy_orders_nb(o):
-    """A deep copy of an OrderState inside numba (field order of the NamedTuple)."""
-    return type(o)(o.order_side.copy(), o.order_front.copy(), o.order_type.copy(), o.order_area.copy(),
-                   o.order_status.copy(), o.order_executed.copy(), o.order_block.copy(), o.n_orders.copy(),
-                   o.arrival.copy(), o.pool_used.copy(), o.placed.copy(), o.recon_placed.copy(), o.executed.copy(),
-                   o.block_order.copy(), o.forced_march.copy(), o.reorganizing.copy(), o.pinned.copy(),
-                   o.moved.copy(), o.rail_moved.copy(), o.fought.copy(), o.detached.copy(), o.seen.copy())
+@njit(cache=True, _nrt=False)
+def copy_cards_into_nb(src, dst):
+    """Every array of the CardState ``src`` into ``dst``'s (field order of the NamedTuple)."""
+    _copy_array_nb(src.location, dst.location)
+    _copy_array_nb(src.use, dst.use)
+    _copy_array_nb(src.pile, dst.pile)
+    _copy_array_nb(src.pile_top, dst.pile_top)
+    _copy_array_nb(src.pile_len, dst.pile_len)
+    _copy_array_nb(src.orders, dst.orders)
+    _copy_array_nb(src.combat_modifier, dst.combat_modifier)
+    _copy_array_nb(src.cubes, dst.cubes)
+    _copy_array_nb(src.event_kind, dst.event_kind)
+    _copy_array_nb(src.front, dst.front)
+    _copy_array_nb(src.remove_after_event, dst.remove_after_event)
+    _copy_array_nb(src.battle_effect, dst.battle_effect)
+
+
+@njit(cache=True, _nrt=False)
+def copy_orders_into_nb(src, dst):
+    """Every array of the OrderState ``src`` into ``dst``'s (field order of the NamedTuple)."""
+    _copy_array_nb(src.order_side, dst.order_side)
+    _copy_array_nb(src.order_front, dst.order_front)
+    _copy_array_nb(src.order_type, dst.order_type)
+    _copy_array_nb(src.order_area, dst.order_area)
+    _copy_array_nb(src.order_status, dst.order_status)
+    _copy_array_nb(src.order_executed, dst.order_executed)
+    _copy_array_nb(src.order_block, dst.order_block)
+    _copy_array_nb(src.n_orders, dst.n_orders)
+    _copy_array_nb(src.arrival, dst.arrival)
+    _copy_array_nb(src.pool_used, dst.pool_used)
+    _copy_array_nb(src.placed, dst.placed)
+    _copy_array_nb(src.recon_placed, dst.recon_placed)
+    _copy_array_nb(src.executed, dst.executed)
+    _copy_array_nb(src.block_order, dst.block_order)
+    _copy_array_nb(src.forced_march, dst.forced_march)
+    _copy_array_nb(src.reorganizing, dst.reorganizing)
+    _copy_array_nb(src.pinned, dst.pinned)
+    _copy_array_nb(src.moved, dst.moved)
+    _copy_array_nb(src.rail_moved, dst.rail_moved)
+    _copy_array_nb(src.fought, dst.fought)
+    _copy_array_nb(src.detached, dst.detached)
+    _copy_array_nb(src.seen, dst.seen)
 
 
 @njit(cache=True, _nrt=True)
@@ -2927,32 +2983,38 @@ def reduce_game_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, tr
     return n_ph, n_bat
 
 
-@njit(cache=True, nogil=True, _nrt=True)
-def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, seeds, reduce,
-                         key_areas, res, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat, counts):
+@njit(cache=True, nogil=True, _nrt=False)
+def play_games_serial_nb(state0, cs0, orders0, m, cr, er, kr, rr, orules, cfg, pset, scratch, log, st, cs, orders,
+                         ctr, rng_chance, rng_policy, seeds, reduce, key_areas, res, stats, key_ctrl, traj_round,
+                         traj_phase, traj_vp, bat, counts):
     """Games from the same start (``state0`` / ``cs0`` / ``orders0`` unchanged) one after the other,
-    without the GIL (``cfg`` with its event table; ``pset``, ``scratch`` and the event ``log`` from
-    :func:`soe_sim.engine.game.work.batch_work`; ``seeds`` (n_games, 3) uint64 stream seeds).
+    without the GIL: the one compiled game loop of the package.
 
-    The engine's :func:`~soe_sim.engine.game.play_games` and :func:`soe_sim.simulate` both run
-    chunks of games through this one kernel (in Python threads, each thread with its own copy of
-    the read-only inputs, so that the reference counts of their arrays are not shared between cores,
-    and its own ``batch_work``, kept across its chunks): numba optimises and compiles the whole game
-    loop again for every kernel that calls it, so one batch kernel for both saves a compilation of
-    the loop (docs/engine-design.md "Compile time"). The log serves every game (its entries are
-    written before they are counted).
+    :func:`~soe_sim.engine.game.play_game`, :func:`~soe_sim.engine.game.play_games` and
+    :func:`soe_sim.simulate` all play through this kernel, and the loop (:func:`play_game_policies_nb`)
+    is inlined into it: numba optimises and compiles the whole engine again for every kernel that
+    calls the loop, so one caller and no library of the loop's own save those compilations
+    (docs/engine-design.md "Compile time"). Threads (``run_chunks``) each call it with their own copy
+    of the read-only inputs, so that the reference counts of their arrays are not shared between
+    cores, and their own work from :func:`soe_sim.engine.game.work.batch_work`, kept across chunks:
+    ``pset``, ``scratch``, the event ``log`` (it serves every game: its entries are written before
+    they are counted), the game's ``st`` / ``cs`` / ``orders`` (each game starts with a copy of the
+    start in them; they hold the last game's final position afterwards), ``ctr`` (N_CTR,) int64 and
+    the stream states ``rng_chance`` (1,) / ``rng_policy`` (2,) uint64. ``seeds`` (n_games, 3) uint64:
+    each game's stream seeds. Compiled without reference counting: it allocates nothing
+    (:func:`reduce_game_nb` allocates and frees its own scratch).
 
     ``res`` (n_games, N_RES) int64 receives each game's result row. With ``reduce`` each game is
     also reduced by :func:`reduce_game_nb` into ``stats[g]`` (N_STATS,), ``key_ctrl[g]`` (controller
     of ``key_areas`` at the end), ``traj_*[g]``, ``bat[g]`` and ``counts[g]`` (2,) = phases, battles
     counted; without it those arrays are not touched (they may have zero columns)."""
-    ctr = np.zeros(N_CTR, dtype=np.int64)
     for g in range(seeds.shape[0]):
-        st = copy_state_nb(state0)
-        cs = copy_cards_nb(cs0)
-        orders = copy_orders_nb(orders0)
-        rng_chance = seeds[g, 0:1].copy()
-        rng_policy = seeds[g, 1:3].copy()
+        copy_state_into_nb(state0, st)
+        copy_cards_into_nb(cs0, cs)
+        copy_orders_into_nb(orders0, orders)
+        rng_chance[0] = seeds[g, 0]
+        rng_policy[0] = seeds[g, 1]
+        rng_policy[1] = seeds[g, 2]
         play_game_policies_nb(st, cs, orders, m, cr, er, kr, rr, orules, cfg, pset, scratch, rng_chance, rng_policy,
                               log, ctr, res[g])
         if reduce:
