@@ -102,6 +102,24 @@ def test_batch_is_independent_of_threads_and_matches_single_games():
         assert np.array_equal(g.row, one[i])
 
 
+def test_the_batch_kernel_copies_every_field_of_the_start():
+    """``copy_state_into_nb`` / ``copy_cards_into_nb`` / ``copy_orders_into_nb`` name the fields one
+    by one: a field added to a NamedTuple and not to its copy would carry the last game's values into
+    the next game of a batch."""
+    from soe_sim.engine.game import game_setup
+    from soe_sim.engine.game import nb as gnb
+
+    setup = game_setup("kiev-offensive")
+    for src, copy in ((setup.state0, gnb.copy_state_into_nb), (setup.cards0, gnb.copy_cards_into_nb),
+                      (setup.orders0, gnb.copy_orders_into_nb)):
+        # every element differs from the start before the copy
+        dst = type(src)(*[~a if a.dtype == np.bool_ else (a + 1).astype(a.dtype) for a in src])
+        copy(src, dst)
+        for name in src._fields:
+            a, b = getattr(src, name), getattr(dst, name)
+            assert b is not a and np.array_equal(a, b), f"{type(src).__name__}.{name} not copied"
+
+
 @pytest.mark.parametrize("ruleset", ["soe", "eats"])
 def test_games_of_a_batch_start_afresh(ruleset):
     """A thread's games share one GameScratch, whose GameWork (elimination trackers, event work with
