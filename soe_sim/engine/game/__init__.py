@@ -45,7 +45,7 @@ from soe_sim.engine.game.nb import (
     GameConfig,
 )
 from soe_sim.engine.game import policies as _pol
-from soe_sim.engine.game.work import batch_work
+from soe_sim.engine.game.work import batch_scratch, batch_work, game_buffers
 from soe_sim.engine.game.policies import (
     DEFAULT_PARAMS,
     FEATURES,
@@ -671,9 +671,9 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
     cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants,
                log_detail=bool(log_detail))
     streams = game_streams(seed)
-    state = setup.state0.copy()
-    cards = setup.cards0.copy()
-    orders = setup.orders0.copy()
+    # the game is played in these (the batch kernel copies the start into them first) and counted
+    # in the log's own ctr
+    state, cards, orders, _, rng_chance, rng_policy = game_buffers(setup.state0, setup.cards0, setup.orders0)
     log = new_event_log(log_capacity)
     out = np.zeros(N_RES, dtype=np.int64)
     specs = [resolve_policy(polish), resolve_policy(soviet)]
@@ -696,18 +696,14 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
                 params[s, _pol.P_OMNISCIENT] = 1.0 if omni else 0.0
         # The batch kernel of play_games / simulate plays this one game too: one compiled game loop
         # for all three (docs/engine-design.md "Compile time"). The policy set depends only on the
-        # start, so it is that of the game's cards; the game is played in state / cards / orders
-        # (the kernel copies the start into them first), counted in the log's own ctr.
+        # start, so it is that of the game's cards.
         kernel = nb.play_games_serial_nb
         cold_compile_notice(kernel)
-        pset, scratch = batch_work(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr,
-                                   setup.er, setup.kr, cfg, ids, params, 1)[:2]
-        res = out.reshape(1, N_RES)
+        pset, scratch = batch_scratch(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr,
+                                      setup.er, setup.kr, cfg, ids, params)
         kernel(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
-               setup.rr, setup.orules, cfg, pset, scratch, log.records, state, cards, orders, log.ctr,
-               np.zeros(1, dtype=np.uint64), np.zeros(2, dtype=np.uint64),
-               np.ascontiguousarray(streams, dtype=np.uint64).reshape(1, 3), False, _NO_KEY_AREAS, res,
-               *_no_reduction(1))
+               setup.rr, setup.orules, cfg, pset, scratch, log.records, state, cards, orders, log.ctr, rng_chance,
+               rng_policy, streams.reshape(1, 3), False, _NO_KEY_AREAS, out.reshape(1, N_RES), *_no_reduction(1))
     finally:
         for slot in slots:
             _pol._PYTHON_POLICIES.pop(slot, None)

@@ -19,7 +19,7 @@ from soe_sim.engine.game import policies as pnb
 from soe_sim.engine.leaders import nb as lnb
 from soe_sim.engine.orders import nb as onb
 
-__all__ = ["new_game_work", "new_game_scratch", "game_buffers", "batch_work"]
+__all__ = ["new_game_work", "new_game_scratch", "game_buffers", "batch_scratch", "batch_work"]
 
 
 def new_game_work(state, cs, orders, m, cfg) -> nb.GameWork:
@@ -76,26 +76,26 @@ def new_game_scratch(state, cs, orders, m, cfg) -> nb.GameScratch:
     )
 
 
-def _deep_copy(nt):
-    return type(nt)(*[np.array(a, copy=True) for a in nt])
-
-
 def game_buffers(state0, cs0, orders0):
     """The arrays a game is played in: copies of the start ``state0`` / ``cs0`` / ``orders0`` (the
     batch kernel copies the start into them again before each game), the loop's counters ``ctr``
     (N_CTR,) int64 and the stream states ``rng_chance`` (1,) / ``rng_policy`` (2,) uint64."""
-    return (_deep_copy(state0), _deep_copy(cs0), _deep_copy(orders0), np.zeros(nb.N_CTR, dtype=np.int64),
+    return (state0.copy(), cs0.copy(), orders0.copy(), np.zeros(nb.N_CTR, dtype=np.int64),
             np.zeros(1, dtype=np.uint64), np.zeros(2, dtype=np.uint64))
+
+
+def batch_scratch(state0, cs0, orders0, m, cr, er, kr, cfg, policies, params):
+    """The :class:`~soe_sim.engine.game.policies.PolicySet` of the start (``policies`` int64 (2,) /
+    ``params`` float64 (2, N_PARAMS): the policy ids and parameter rows; it depends only on the
+    start) and the :class:`~soe_sim.engine.game.nb.GameScratch` that the games of a thread share."""
+    pset = pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks)
+    return pset, new_game_scratch(state0, cs0, orders0, m, cfg)
 
 
 def batch_work(state0, cs0, orders0, m, cr, er, kr, cfg, policies, params, log_capacity):
     """What a thread playing a batch's games keeps from game to game, in the order
-    :func:`~soe_sim.engine.game.nb.play_games_serial_nb` takes it: the
-    :class:`~soe_sim.engine.game.policies.PolicySet` of the start (``policies`` int64 (2,) /
-    ``params`` float64 (2, N_PARAMS): the policy ids and parameter rows; it depends only on the
-    start), the :class:`~soe_sim.engine.game.nb.GameScratch`, an event log of ``log_capacity``
-    entries (not zeroed: the loop writes every field of an entry before counting it) and the
-    :func:`game_buffers`."""
-    pset = pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks)
-    return (pset, new_game_scratch(state0, cs0, orders0, m, cfg), np.empty(int(log_capacity), dtype=nb.EVENT_DTYPE),
-            *game_buffers(state0, cs0, orders0))
+    :func:`~soe_sim.engine.game.nb.play_games_serial_nb` takes it: the :func:`batch_scratch`, an
+    event log of ``log_capacity`` entries (not zeroed: the loop writes every field of an entry before
+    counting it) and the :func:`game_buffers`."""
+    return (*batch_scratch(state0, cs0, orders0, m, cr, er, kr, cfg, policies, params),
+            np.empty(int(log_capacity), dtype=nb.EVENT_DTYPE), *game_buffers(state0, cs0, orders0))
