@@ -812,10 +812,13 @@ def test_every_eats_scenario_plays_under_the_eats_ruleset(scenario):
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario", EATS_SCENARIOS)
 def test_every_eats_scenario_fuzz_large(scenario):
-    rep = fuzz(scenario, 200, seed=2020, ruleset="eats")
-    assert rep["crashes"] == 0, rep["first_crash"]
-    assert rep["violations"] == 0, rep["first_violation"]
-    assert rep["stalemates"] == 0
+    """Thousands of seeded random EatS games of every scenario, the invariants checked after every
+    phase (2,000) and before every decision (1,000)."""
+    for games, every_step in ((2000, False), (1000, True)):
+        rep = fuzz(scenario, games, seed=2020, ruleset="eats", every_step=every_step)
+        assert rep["crashes"] == 0, rep["first_crash"]
+        assert rep["violations"] == 0, rep["first_violation"]
+        assert rep["stalemates"] == 0
 
 
 def test_eats_games_differ_from_soe_games_and_use_the_options():

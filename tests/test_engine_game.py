@@ -54,10 +54,115 @@ def test_fuzz_every_scenario(scenario):
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_fuzz_every_scenario_large(scenario):
-    rep = fuzz(scenario, 400, seed=12345)
+    """Thousands of seeded random games of every scenario, the invariants checked after every phase
+    (5,000) and before every decision (2,000)."""
+    for games, every_step in ((5000, False), (2000, True)):
+        rep = fuzz(scenario, games, seed=12345, every_step=every_step)
+        assert rep["crashes"] == 0, rep["first_crash"]
+        assert rep["violations"] == 0, rep["first_violation"]
+        assert rep["stalemates"] == 0
+        assert sum(rep["outcomes"].values()) == games
+
+
+def test_a_withdrawal_does_not_stall_a_later_battle_in_its_area():
+    """The fuzz game that found reading O8's gap (kiev-offensive, seed (12345, 4927)): the Soviets
+    withdraw from Baranivka, where Polish blocks had entered, then a Soviet leader order sends a
+    block back in. The battle there (the Poles defend, as the first to enter) is fought, instead of
+    repeating unfought — as if the Poles withdrew — until the battle loop's cap aborted the game."""
+    res = play_game("kiev-offensive", (12345, 4927), check_invariants=True)
+    assert res.outcome != "aborted", res.abort_reason
+    assert res.violations == 0, res.first_violation
+    ev = res.events
+    fought = ev[(ev["kind"] == "battle") & (ev["area"] == "baranivka") & (ev["round"] == 2) & (ev["phase"] == 5)]
+    assert len(fought) == 1 and int(fought["value2"].iloc[0]) == 1
+
+
+STEP_FUZZ_GAMES = {"tutorial": 12, "kiev-offensive": 4, "tukhachevsky-offensive": 4, "battle-of-warsaw": 4,
+                   "campaign-1920": 2}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_fuzz_every_step_every_scenario(scenario):
+    """The invariants that hold at any moment, checked before every decision of random games."""
+    rep = fuzz(scenario, STEP_FUZZ_GAMES[scenario], seed=11, every_step=True)
+    assert rep["checked"] == "every decision"
     assert rep["crashes"] == 0, rep["first_crash"]
     assert rep["violations"] == 0, rep["first_violation"]
     assert rep["stalemates"] == 0
+    assert sum(rep["outcomes"].values()) == STEP_FUZZ_GAMES[scenario]
+
+
+def test_every_step_fuzz_plays_the_games_of_the_phase_fuzz():
+    """The every-step mode draws the random policy's choices from the same streams: the same games
+    (outcome, winner, VP, steps) as the batch fuzzer, so a violation it finds can be replayed with
+    ``play_game(scenario, seed=(seed, game))``."""
+    fast = fuzz("kiev-offensive", 6, seed=4)
+    slow = fuzz("kiev-offensive", 6, seed=4, every_step=True)
+    assert fast["checked"] == "every phase" and slow["checked"] == "every decision"
+    for key in ("outcomes", "winners", "mean_steps", "violations", "crashes", "stalemates"):
+        assert fast[key] == slow[key], key
+    rows = play_games("kiev-offensive", 6, seed=4)
+    assert rows["steps"].mean() == slow["mean_steps"]
+
+
+def test_step_invariants_skip_only_the_phase_end_ones():
+    """check_step_invariants_nb is check_invariants_nb without stacking, unresolved battles and the
+    no-card-in-play rule; every other broken invariant is caught before a decision too."""
+    from soe_sim.engine.cards.nb import DISCARD, HAND, IN_PLAY, REMOVED
+
+    setup = game_setup("tutorial")
+    res = play_game(setup, 5, check_invariants=True)
+    assert res.violations == 0
+    m, er, vp0 = setup.game_map.arrays, setup.er, int(setup.state0.vp[0])
+
+    def codes(st, cs):
+        elim = st.block_status == nb.STATUS.ELIMINATED_PERMANENT
+        args = (st, cs, m, er, vp0, res.log.records, res.log.ctr, elim)
+        return nb.check_invariants_nb(*args), nb.check_step_invariants_nb(*args)
+
+    assert codes(res.state, res.cards) == (nb.VIOLATION.NONE, nb.VIOLATION.NONE)
+    on = np.flatnonzero(res.state.block_status == nb.STATUS.ON_MAP)
+    # five blocks of one side in one (non Eastern Link) area: overstacked until the phase-end pull-back
+    side = int(res.state.block_side[on[0]])
+    mine = [b for b in np.flatnonzero(res.state.block_side == side)][:er.max_blocks + 1]
+    st = res.state.copy()
+    area = int(st.block_area[on[0]])
+    assert not m.eastern_link[area]
+    for b in mine:
+        st.block_status[b] = nb.STATUS.ON_MAP
+        st.block_area[b] = area
+        st.block_sp[b] = max(1, int(st.block_sp[b]))
+    assert codes(st, res.cards) == (nb.VIOLATION.STACKING, nb.VIOLATION.NONE)
+    # a card in play (a battle's card) is fine before a decision, not at the end of a phase
+    cs = res.cards.copy()
+    c = int(np.flatnonzero(np.isin(cs.location[0], [HAND, DISCARD, REMOVED]))[0])
+    cs.location[0, c] = IN_PLAY
+    assert codes(res.state, cs) == (nb.VIOLATION.CARDS, nb.VIOLATION.NONE)
+    # SP out of range, a VP without its event: caught at both moments
+    st = res.state.copy()
+    st.block_sp[on[0]] = 0
+    assert codes(st, res.cards) == (nb.VIOLATION.SP_RANGE, nb.VIOLATION.SP_RANGE)
+    st = res.state.copy()
+    st.vp[0] += 2
+    assert codes(st, res.cards) == (nb.VIOLATION.VP_TRACK, nb.VIOLATION.VP_TRACK)
+
+
+def test_every_step_fuzz_reports_the_first_violation_before_a_decision(monkeypatch):
+    """A violation seen before a decision is reported with its game, seed and step (``when``:
+    ``decision``), and the game counts as violating; a fault injected at the 30th check of each game."""
+    calls = {"n": 0}
+    real = nb.check_step_invariants_nb
+
+    def faulty(*args):
+        calls["n"] += 1
+        return nb.VIOLATION.SP_RANGE if calls["n"] % 1000 == 30 else real(*args)
+
+    monkeypatch.setattr(nb, "check_step_invariants_nb", faulty)
+    rep = fuzz("tutorial", 1, seed=9, every_step=True)
+    assert rep["violations"] == 1 and rep["crashes"] == 0
+    v = rep["first_violation"]
+    assert v["when"] == "decision" and v["code"] == "sp_range" and v["game"] == 0 and v["seed"] == [9, 0]
+    assert 30 <= v["step"] <= rep["mean_steps"]
 
 
 def test_invariants_detect_a_broken_vp_track():
@@ -261,6 +366,15 @@ def test_cli_fuzz_json(capsys):
     for key in ("games", "violations", "crashes", "stalemates", "seed", "first_violation"):
         assert key in data
     assert data["games"] == 5 and data["seed"] == 3 and data["violations"] == 0
+
+
+def test_cli_fuzz_every_step(capsys):
+    assert main(["fuzz", "--scenario", "tutorial", "--games", "3", "--seed", "3", "--every-step",
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["checked"] == "every decision" and data["games"] == 3 and data["violations"] == 0
+    assert main(["fuzz", "-s", "tutorial", "-n", "2", "--every-step"]) == 0
+    assert "checked every decision" in capsys.readouterr().out
 
 
 def test_cli_fuzz_text_and_exit_codes(capsys, monkeypatch):

@@ -376,6 +376,37 @@ def test_soe_7_2_withdraw(world, orules):
     assert state.block_area[ids["pl-9-id"]] == ix("charyshi") and state.block_sp[ids["pl-14-id"]] == 4
 
 
+def test_soe_7_2_withdraw_mode_of_a_battle_belongs_to_the_withdrawing_side(world, orules):
+    """Reading O8: the battle in an area applies the Withdraw of its defender only. The Poles withdraw
+    from Charyshi (WD_OK), the Soviet block that entered stays; if the Soviets were then attacked
+    there (they defend as the first to enter, E-B3), they did not withdraw and fight (WD_NONE) — the
+    kiev-offensive fuzz game (12345, 4927) stalled on this until the battle loop's cap aborted it.
+    New Polish blocks moving back in after a WD_OK did not withdraw either; a WD_BLOCKED Withdraw
+    still applies to its own side's blocks, which stayed."""
+    game_map, _, _ = world
+    ix = game_map.index
+    a = ix("charyshi")
+    state, orders, ids = tutorial(world)
+    wd = order(state, orders, game_map, P, T.WITHDRAW, "charyshi")
+    sov = order(state, orders, game_map, S, T.FORCED_MARCH_OUT, "gomel")
+    apply_move(state, orders, game_map, orules, sov, ids["ru-2-id"], "charyshi", "zlobin")
+    dest = np.empty(state.n_blocks, np.int64)
+    info = np.empty(N_WITHDRAW_INFO, np.int64)
+    assert nb.execute_withdraw_nb(state, orders, game_map.arrays, orules, wd, dest, info) == nb.WD_OK
+    wd_mode = np.zeros(game_map.n_areas, np.int64)
+    wd_mode[a] = nb.WD_OK
+    assert nb.battle_withdraw_mode_nb(state, orders, wd_mode, P, a) == nb.WD_OK  # a garrison may fight alone
+    assert nb.battle_withdraw_mode_nb(state, orders, wd_mode, S, a) == nb.WD_NONE
+    back = ids["pl-9-id"]
+    state.block_area[back] = a  # a Polish block comes back in: it did not withdraw
+    assert nb.battle_withdraw_mode_nb(state, orders, wd_mode, P, a) == nb.WD_NONE
+    wd_mode[a] = nb.WD_BLOCKED
+    assert nb.battle_withdraw_mode_nb(state, orders, wd_mode, P, a) == nb.WD_BLOCKED
+    assert nb.battle_withdraw_mode_nb(state, orders, wd_mode, S, a) == nb.WD_NONE
+    wd_mode[a] = nb.WD_NONE
+    assert nb.battle_withdraw_mode_nb(state, orders, wd_mode, P, a) == nb.WD_NONE
+
+
 def test_soe_7_2_withdraw_cavalry_exempt(world, orules):
     game_map, _, _ = world
     state, orders, ids = tutorial(world)

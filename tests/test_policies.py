@@ -91,6 +91,18 @@ def test_scripted_games_keep_the_invariants():
         assert df["violations"].sum() == 0 and (df["outcome"] != "aborted").all()
 
 
+@pytest.mark.parametrize("scenario", ["kiev-offensive", "campaign-1920"])
+def test_scripted_pairs_never_abort(scenario):
+    """Every pair of scripted policies plays its games to the end, invariants kept: 150 games per
+    pair. Before the fix of reading O8 (a Withdraw applied to the battle's other side), 1–5 % of
+    the aggressive v defensive / balanced games here ended ``aborted`` by the battle loop's cap."""
+    for polish, soviet in (("aggressive", "defensive"), ("aggressive", "balanced"), ("balanced", "balanced"),
+                           ("defensive", "aggressive")):
+        df = play_games(scenario, 150, seed=77, polish=polish, soviet=soviet, check_invariants=True)
+        assert (df["outcome"] != "aborted").all(), (polish, soviet, df["abort"].value_counts().to_dict())
+        assert df["violations"].sum() == 0, (polish, soviet)
+
+
 def test_batch_matches_single_games_with_params():
     spec = ("balanced", {"attack_threshold": 0.45, "keep_cards": 2})
     rows = play_games("tutorial", 4, seed=9, polish=spec, soviet="defensive", raw=True)

@@ -670,30 +670,46 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
     setup = game_setup(scenario, ruleset)
     cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants,
                log_detail=bool(log_detail))
+    return _play_one(setup, seed, [resolve_policy(polish), resolve_policy(soviet)], cfg, log_capacity)
+
+
+def _play_one(setup, seed, specs, cfg, log_capacity, step_violations=None) -> GameResult:
+    """:func:`play_game` on a prepared ``setup`` and ``cfg`` with resolved policy ``specs``.
+
+    ``step_violations``: when a list, both sides play the ``random`` policy from Python (the same
+    choices, drawn from each side's policy stream: the game is the one ``random`` plays) and the
+    invariants that hold at every decision (:func:`nb.check_step_invariants_nb`) are checked before
+    each choice; the first violation, ``{"code", "step", "round", "phase"}``, is appended to the list.
+    """
     streams = game_streams(seed)
     # the game is played in these (the batch kernel copies the start into them first) and counted
     # in the log's own ctr
     state, cards, orders, _, rng_chance, rng_policy = game_buffers(setup.state0, setup.cards0, setup.orders0)
     log = new_event_log(log_capacity)
     out = np.zeros(N_RES, dtype=np.int64)
-    specs = [resolve_policy(polish), resolve_policy(soviet)]
     ids = np.zeros(2, dtype=np.int64)
     params = np.zeros((2, N_PARAMS), dtype=np.float64)
     slots = []
+    checker = []  # the every-step chooser, bound to the game's arrays once they exist
+
+    def checked_choice(side, kind, feat, n, rng):
+        return checker[0](side, kind, feat, n, rng)
+
     try:
         for s, p in enumerate(specs):
-            if isinstance(p, Policy):
+            if isinstance(p, Policy) and step_violations is None:
                 ids[s] = p.id
                 params[s] = p.row()
-            else:
-                omni = bool(getattr(p, "omniscient", False))
-                slot = max(_pol._PYTHON_POLICIES, default=0) + 1
-                _pol._PYTHON_POLICIES[slot] = _python_adapter(p, setup, state, cards, orders, omni)
-                slots.append(slot)
-                ids[s] = POLICY_PYTHON
-                params[s] = DEFAULT_PARAMS[POLICY_RANDOM]
-                params[s, _pol.P_SLOT] = slot
-                params[s, _pol.P_OMNISCIENT] = 1.0 if omni else 0.0
+                continue
+            omni = bool(getattr(p, "omniscient", False)) and step_violations is None
+            slot = max(_pol._PYTHON_POLICIES, default=0) + 1
+            _pol._PYTHON_POLICIES[slot] = (checked_choice if step_violations is not None
+                                           else _python_adapter(p, setup, state, cards, orders, omni))
+            slots.append(slot)
+            ids[s] = POLICY_PYTHON
+            params[s] = DEFAULT_PARAMS[POLICY_RANDOM]
+            params[s, _pol.P_SLOT] = slot
+            params[s, _pol.P_OMNISCIENT] = 1.0 if omni else 0.0
         # The batch kernel of play_games / simulate plays this one game too: one compiled game loop
         # for all three (docs/engine-design.md "Compile time"). The policy set depends only on the
         # start, so it is that of the game's cards.
@@ -701,6 +717,8 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
         cold_compile_notice(kernel)
         pset, scratch = batch_scratch(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr,
                                       setup.er, setup.kr, cfg, ids, params)
+        if step_violations is not None:
+            checker.append(_step_checker(setup, state, cards, log, scratch.work.elim_ever, step_violations))
         kernel(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
                setup.rr, setup.orules, cfg, pset, scratch, log.records, state, cards, orders, log.ctr, rng_chance,
                rng_policy, streams.reshape(1, 3), False, _NO_KEY_AREAS, out.reshape(1, N_RES), *_no_reduction(1))
@@ -708,6 +726,24 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
         for slot in slots:
             _pol._PYTHON_POLICIES.pop(slot, None)
     return _result(setup, out, state, cards, log)
+
+
+def _step_checker(setup, state, cards, log, elim_ever, found):
+    """The every-step fuzzer's chooser (``callable(side, kind, feat, n, rng)``, :data:`_pol._PYTHON_POLICIES`):
+    checks :func:`nb.check_step_invariants_nb` on the live game arrays, then draws the ``random``
+    policy's choice from the side's stream. The first violation goes to ``found``."""
+    from soe_sim.engine.cards.nb import rand_below_nb
+
+    m, er, vp_start = setup.game_map.arrays, setup.er, int(setup.state0.vp[0])
+
+    def choose(side, kind, feat, n, rng):
+        if not found and int(log.ctr[nb.C_ABORT]) != AbortReason.LOG_FULL:
+            code = int(nb.check_step_invariants_nb(state, cards, m, er, vp_start, log.records, log.ctr, elim_ever))
+            if code:
+                found.append({"code": Violation(code).name.lower(), "step": int(log.ctr[nb.C_STEPS]),
+                              "round": int(state.round[0]), "phase": int(state.phase[0])})
+        return int(rand_below_nb(rng, n))
+    return choose
 
 
 def _result(setup, out, state, cards, log) -> GameResult:
@@ -860,37 +896,59 @@ def format_events(events: pd.DataFrame) -> str:
 
 
 def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_MAX_STEPS,
-         max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, threads: int | None = None, ruleset=None) -> dict:
-    """Random decisions over ``games`` seeded games with the invariants checked after every phase.
+         max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, threads: int | None = None, ruleset=None,
+         every_step: bool = False, progress: bool = False) -> dict:
+    """Random decisions over ``games`` seeded games with the invariants checked after every phase
+    (:func:`nb.check_invariants_nb`) and, with ``every_step``, also before every decision that has a
+    choice (:func:`nb.check_step_invariants_nb`: all but the phase-end ones — stacking, unresolved
+    battles, cards left in play).
 
-    Returns ``{"scenario", "games", "seed", "violations", "crashes", "stalemates", "first_violation",
-    "first_crash", "outcomes", "winners"}``: ``violations`` = games with at least one violated
-    invariant; ``first_violation`` (or None) = ``{"game", "seed": [seed, game], "step", "round",
-    "phase", "code"}`` for the lowest-numbered such game; ``stalemates`` = games aborted by a hard cap;
-    ``crashes`` = games whose kernel raised (re-run one by one to find them). ``ruleset``: as in
-    :func:`game_setup` (``"eats"``: The Eagle and the Star).
+    Game ``i`` is ``play_game(scenario, seed=(seed, i))`` with ``random`` policies in both modes (the
+    every-step mode plays them one by one through a Python chooser that draws the same choices, so
+    it is slower: about 17 ms per Kiev Offensive game on the project's 2-core VM, against 1 ms). Returns ``{"scenario", "ruleset", "games",
+    "seed", "checked", "violations", "crashes", "stalemates", "first_violation", "first_crash",
+    "outcomes", "winners", "mean_steps"}``: ``checked`` = ``"every phase"`` or ``"every decision"``;
+    ``violations`` = games with at least one violated invariant; ``first_violation`` (or None) =
+    ``{"game", "seed": [seed, game], "step", "round", "phase", "code", "when"}`` for the
+    lowest-numbered such game, its earliest violation (``when``: ``"decision"`` — before the choice of
+    step ``step`` — or ``"phase end"``), so that it can be replayed; ``stalemates`` = games aborted by
+    a hard cap; ``crashes`` = games whose kernel raised (re-run one by one to find them). ``ruleset``:
+    as in :func:`game_setup` (``"eats"``: The Eagle and the Star). ``progress``: a tqdm bar on stderr
+    (every-step mode).
     """
     setup = game_setup(scenario, ruleset)
     seed_int = seed
     crashes = 0
     first_crash = None
-    try:
-        df = play_games(setup, games, seed, threads=threads, max_steps=max_steps, max_phase_steps=max_phase_steps,
-                        check_invariants=True)
-    except Exception as batch_exc:  # a kernel raised: find the culprits game by game
-        batch_error = f"{type(batch_exc).__name__}: {batch_exc}"
+    step_found = {}  # game -> its first violation before a decision (every_step)
+    df = None
+    if not every_step:
+        try:
+            df = play_games(setup, games, seed, threads=threads, max_steps=max_steps,
+                            max_phase_steps=max_phase_steps, check_invariants=True)
+        except Exception as batch_exc:  # a kernel raised: find the culprits game by game
+            batch_error = f"{type(batch_exc).__name__}: {batch_exc}"
+        else:
+            batch_error = None
+    if df is None:
+        from tqdm.auto import tqdm
+
+        cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=True)
+        specs = [resolve_policy("random"), resolve_policy("random")]
         rows = []
-        for i in range(int(games)):
+        for i in tqdm(range(int(games)), unit="game", disable=not (progress and every_step),
+                      desc=f"fuzz {setup.scenario.id}"):
+            found = [] if every_step else None
             try:
-                res = play_game(setup, (seed, i), max_steps=max_steps, max_phase_steps=max_phase_steps,
-                                check_invariants=True)
-                rows.append(res.row)
+                rows.append(_play_one(setup, (seed, i), specs, cfg, DEFAULT_LOG_CAPACITY, found).row)
             except Exception as exc:  # noqa: BLE001 - reported, not hidden
                 crashes += 1
                 if first_crash is None:
                     first_crash = {"game": i, "seed": [seed_int, i], "error": f"{type(exc).__name__}: {exc}"}
                 rows.append(np.full(N_RES, -1, dtype=np.int64))
-        if crashes == 0:
+            if found:
+                step_found[i] = found[0]
+        if crashes == 0 and not every_step:
             # Every game passes alone, so the parallel batch kernel itself failed (e.g. it does not
             # compile): that is a crash of the engine, never a silent fallback.
             crashes = 1
@@ -901,19 +959,25 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
         df["outcome"] = [Outcome(int(v)).name.lower() for v in df["outcome"]]
         df["winner"] = [_side_slug(v) or "" for v in df["winner"]]
         df["violation_code"] = [Violation(int(v)).name.lower() if v else "" for v in df["violation_code"]]
-    bad = df[df["violations"] > 0]
+    bad = sorted(set(int(g) for g in df.index[df["violations"] > 0]) | set(step_found))
     first = None
-    if len(bad):
-        g = int(bad.index[0])
-        r = bad.iloc[0]
-        first = {"game": g, "seed": [seed_int, g], "step": int(r["violation_step"]), "round": int(r["violation_round"]),
-                 "phase": int(r["violation_phase"]), "code": str(r["violation_code"])}
+    if bad:
+        g = bad[0]
+        cands = []
+        if g in df.index and int(df.loc[g, "violations"]) > 0:
+            r = df.loc[g]
+            cands.append({"step": int(r["violation_step"]), "round": int(r["violation_round"]),
+                          "phase": int(r["violation_phase"]), "code": str(r["violation_code"]), "when": "phase end"})
+        if g in step_found:
+            cands.append({**step_found[g], "when": "decision"})
+        first = {"game": g, "seed": [seed_int, g], **min(cands, key=lambda c: c["step"])}
     return {
         "scenario": setup.scenario.id,
         "ruleset": str(setup.rules["meta.id"]),
         "games": int(games),
         "seed": seed_int,
-        "violations": int(len(bad)),
+        "checked": "every decision" if every_step else "every phase",
+        "violations": len(bad),
         "crashes": crashes,
         "stalemates": int((df["outcome"] == "aborted").sum()),
         "first_violation": first,

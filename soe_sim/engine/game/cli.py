@@ -24,15 +24,18 @@ __all__ = ["register", "fuzz_command"]
 @click.option("--threads", default=None, type=click.IntRange(min=1), help="Numba threads (results do not depend on it).")
 @click.option("--ruleset", default="soe", show_default=True,
               help="Ruleset: soe, eats (The Eagle and the Star) or a rules TOML path.")
+@click.option("--every-step", is_flag=True,
+              help="Also check before every decision (the same games, played one by one: slower).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, fmt) -> None:
-    """Play random games and check the engine's invariants after every phase.
+def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step, fmt) -> None:
+    """Play random games and check the engine's invariants after every phase (and, with
+    --every-step, before every decision too).
 
     Checked: SP within 1..max for blocks on the map; a block is on the map iff it has an area;
     stacking within the limit at phase end (Eastern Links exempt); no unresolved battle at phase end;
-    55 cards per side across locations, none left in play; the VP track equals the start VP plus the
-    VP events; permanently eliminated blocks never return; no saved cube pool (side, front, colour)
-    below 0.
+    55 cards per side across locations, none left in play at phase end; the VP track equals the start
+    VP plus the VP events; permanently eliminated blocks never return; no saved cube pool (side,
+    front, colour) below 0. Before a decision, all but the three phase-end ones.
     """
     from soe_sim.data.scenario import list_scenarios, load_scenario
     from soe_sim.engine.game import DEFAULT_MAX_STEPS, fuzz
@@ -48,7 +51,8 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, fmt) -> No
             load_scenario(s)  # raises SoeInputError (exit 2) for an unknown id
             ids.append(s)
     kw = {"ruleset": ruleset} if ruleset != "soe" else {}
-    reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads, **kw)
+    reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads,
+                    every_step=every_step, progress=every_step and fmt == "text", **kw)
                for sid in ids]
     failed = any(r["violations"] or r["crashes"] for r in reports)
     if fmt == "json":
@@ -56,14 +60,15 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, fmt) -> No
     else:
         for r in reports:
             rs = f" under {r['ruleset']}" if r.get("ruleset", "soe") != "soe" else ""
-            line = (f"{r['scenario']}{rs}: {r['games']} games (seed {r['seed']}): {r['violations']} with violations, "
+            line = (f"{r['scenario']}{rs}: {r['games']} games (seed {r['seed']}, checked {r['checked']}): "
+                    f"{r['violations']} with violations, "
                     f"{r['crashes']} crashes, {r['stalemates']} stalemates; outcomes {r['outcomes']}; "
                     f"winners {r['winners']}")
             click.echo(line)
             if r["first_violation"]:
                 v = r["first_violation"]
                 click.echo(f"  first violation: {v['code']} in game {v['game']} (seed {v['seed']}) "
-                           f"at step {v['step']}, round {v['round']} phase {v['phase']}")
+                           f"at step {v['step']} ({v['when']}), round {v['round']} phase {v['phase']}")
             if r["first_crash"]:
                 c = r["first_crash"]
                 click.echo(f"  first crash: game {c['game']} (seed {c['seed']}): {c['error']}")

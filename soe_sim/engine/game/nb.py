@@ -1685,7 +1685,7 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         defend = onb.defend_flag_nb(state, orders, defender, area)
         if defend:
             log_event_nb(log, ctr, state, EVENT.DEFEND, defender, area, -1, -1, 0, 0)
-        withdraw = wd_mode[area]
+        withdraw = onb.battle_withdraw_mode_nb(state, orders, wd_mode, defender, area)  # O8
         if cr.choose_after_draw:  # EatS IX.3 items 1-2: both draw, then choose (V13)
             att_mod, def_mod = _battle_cards_after_draw_nb(state, cs, orders, m, kr, attacker, defender, area,
                                                            policies, rng_policy, rng_chance, log, ctr, cfg, att_eff,
@@ -2335,6 +2335,21 @@ def score_objectives_nb(state, m, cfg, destroyed_ever, log, ctr):
 @njit(cache=True, _nrt=True)
 def check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
     """First violated invariant (``VIOLATION.*``), 0 when all hold. Called at the end of a phase."""
+    return _invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever, True)
+
+
+@njit(cache=True, _nrt=True)
+def check_step_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
+    """The invariants of :func:`check_invariants_nb` that hold at every decision, not only at the end
+    of a phase (the fuzzer's ``every_step`` mode checks them before each choice): all but stacking
+    (the pull-back is at the end of the phase, SoE 7.33), unresolved battles (fought after the
+    moves, 7.4) and cards left in play (a battle's cards stay there until it ends, E-C1); cards are
+    still conserved."""
+    return _invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever, False)
+
+
+@njit(cache=True, _nrt=True)
+def _invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever, phase_end):
     nbk = state.block_side.shape[0]
     n_areas = state.control.shape[0]
     cnt = np.zeros((2, n_areas), dtype=np.int64)
@@ -2350,6 +2365,8 @@ def check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
         if elim_ever[b] and state.block_status[b] != STATUS.ELIMINATED_PERMANENT:
             return VIOLATION.ELIMINATED_RETURNED
     for i in range(n_areas):
+        if not phase_end:
+            break
         if not m.eastern_link[i]:
             if cnt[0, i] > er.max_blocks or cnt[1, i] > er.max_blocks:
                 return VIOLATION.STACKING
@@ -2363,7 +2380,7 @@ def check_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
         t = 0
         for q in range(N_LOCATIONS):
             t += counts[q]
-        if t != cs.location.shape[1] or counts[IN_PLAY] != 0:
+        if t != cs.location.shape[1] or (phase_end and counts[IN_PLAY] != 0):
             return VIOLATION.CARDS
     if state.vp[0] != vp_start + vp_event_sum_nb(log, ctr[C_EVENTS]):
         return VIOLATION.VP_TRACK

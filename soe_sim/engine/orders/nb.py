@@ -1504,6 +1504,33 @@ def execute_withdraw_choice_scratch_nb(state, orders, map_arrays, orules, order_
 
 
 @njit(cache=True, _nrt=False)
+def battle_withdraw_mode_nb(state, orders, wd_mode, defender, area):
+    """The Withdraw mode (``WD_*`` = ``soe_sim.battle.nb.WITHDRAW_*``) of the battle in ``area`` for
+    its ``defender`` (SoE 7.2 Withdraw, reading O8): ``wd_mode[area]`` (what the executed Withdraw
+    order there returned) only when that order is ``defender``'s, and — for ``WD_OK``, whose blocks
+    all left — only when no ``defender`` block stands in the area now: blocks that came in after the
+    withdrawal did not withdraw and fight. Otherwise ``WD_NONE``. (A side that withdrew and whose
+    enemy is then attacked in the same area by it, or that moved fresh blocks back in, must not make
+    the battle's defender "withdraw": the battle would never be fought and never end.)"""
+    mode = wd_mode[area]
+    if mode == WD_NONE:
+        return WD_NONE
+    own = False
+    for o in range(orders.n_orders[0]):
+        if (orders.order_type[o] == WITHDRAW and orders.order_area[o] == area and orders.order_side[o] == defender
+                and orders.order_status[o] == EXECUTED):
+            own = True
+    if not own:
+        return WD_NONE
+    if mode == WD_OK:
+        for b in range(state.block_side.shape[0]):
+            if (state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area
+                    and state.block_side[b] == defender):
+                return WD_NONE
+    return mode
+
+
+@njit(cache=True, _nrt=False)
 def defend_flag_nb(state, orders, side, area):
     """The Defend Area benefit for ``side``'s force in ``area`` (SoE 7.2): a placed Defend order of
     ``side`` there and at least one of its blocks began the phase in the area (``block_prev_area <
