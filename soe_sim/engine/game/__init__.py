@@ -685,7 +685,7 @@ def _play_one(setup, seed, specs, cfg, log_capacity, step_violations=None) -> Ga
     # the game is played in these (the batch kernel copies the start into them first) and counted
     # in the log's own ctr
     state, cards, orders, _, rng_chance, rng_policy = game_buffers(setup.state0, setup.cards0, setup.orders0)
-    log = new_event_log(log_capacity)
+    log = new_event_log(log_capacity)  # step._find_log reads this frame's ``log`` (StepGame.events)
     out = np.zeros(N_RES, dtype=np.int64)
     ids = np.zeros(2, dtype=np.int64)
     params = np.zeros((2, N_PARAMS), dtype=np.float64)

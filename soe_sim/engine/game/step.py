@@ -111,12 +111,13 @@ class _Channel:
 
 
 def _find_log():
-    """The EventLog of the ``play_game`` call running on this thread (read-only, for ``events``)."""
+    """The EventLog of the game running on this thread (read-only, for ``events``): the ``log`` of
+    the ``soe_sim.engine.game._play_one`` frame (``play_game``'s body) on the stack."""
     from soe_sim.engine.game import EventLog
 
     f = sys._getframe(1)
     while f is not None:
-        if f.f_code.co_name == "play_game":
+        if f.f_code.co_name == "_play_one":
             log = f.f_locals.get("log")
             if isinstance(log, EventLog):
                 return log
