@@ -344,6 +344,21 @@ def test_soe_7_33_lutsk_and_link_limit(world, orules):
 # Withdraw, Defend, Reorganize, Rail, detachments
 
 
+def withdraw_under_attack(world, orules, area, enemy_type, enemy_area, enemy_block, enemy_via):
+    """Tutorial position: a Polish Withdraw on ``area``, then a Soviet ``enemy_type`` order from
+    ``enemy_area`` moves ``enemy_block`` into it via ``enemy_via``; the Withdraw is executed.
+    Returns (state, orders, ids, mode, dest, info)."""
+    game_map = world[0]
+    state, orders, ids = tutorial(world)
+    wd = order(state, orders, game_map, P, T.WITHDRAW, area)
+    sov = order(state, orders, game_map, S, enemy_type, enemy_area)
+    apply_move(state, orders, game_map, orules, sov, ids[enemy_block], area, enemy_via)
+    dest = np.empty(state.n_blocks, np.int64)
+    info = np.empty(N_WITHDRAW_INFO, np.int64)
+    mode = nb.execute_withdraw_nb(state, orders, game_map.arrays, orules, wd, dest, info)
+    return state, orders, ids, mode, dest, info
+
+
 def test_soe_7_2_withdraw(world, orules):
     game_map, _, _ = world
     ix = game_map.index
@@ -356,11 +371,9 @@ def test_soe_7_2_withdraw(world, orules):
     assert orders.order_status[wd] == OrderStatus.REMOVED
     # triggered: the Soviets attack from Zlobin; the Poles go to Bobruisk (a Polish depot, not along
     # the Zlobin road) and the strongest block loses 1 SP
-    state, orders, ids = tutorial(world)
-    wd = order(state, orders, game_map, P, T.WITHDRAW, "charyshi")
-    sov = order(state, orders, game_map, S, T.FORCED_MARCH_OUT, "gomel")
-    apply_move(state, orders, game_map, orules, sov, ids["ru-2-id"], "charyshi", "zlobin")
-    assert nb.execute_withdraw_nb(state, orders, game_map.arrays, orules, wd, dest, info) == nb.WD_OK
+    state, orders, ids, mode, dest, info = withdraw_under_attack(world, orules, "charyshi", T.FORCED_MARCH_OUT,
+                                                                 "gomel", "ru-2-id", "zlobin")
+    assert mode == nb.WD_OK
     b1, b6 = ids["pl-9-id"], ids["pl-14-id"]
     assert state.block_area[b1] == ix("bobruisk") and state.block_area[b6] == ix("bobruisk")
     assert state.block_prev_area[b1] == ix("charyshi")
@@ -386,13 +399,9 @@ def test_soe_7_2_withdraw_mode_of_a_battle_belongs_to_the_withdrawing_side(world
     game_map, _, _ = world
     ix = game_map.index
     a = ix("charyshi")
-    state, orders, ids = tutorial(world)
-    wd = order(state, orders, game_map, P, T.WITHDRAW, "charyshi")
-    sov = order(state, orders, game_map, S, T.FORCED_MARCH_OUT, "gomel")
-    apply_move(state, orders, game_map, orules, sov, ids["ru-2-id"], "charyshi", "zlobin")
-    dest = np.empty(state.n_blocks, np.int64)
-    info = np.empty(N_WITHDRAW_INFO, np.int64)
-    assert nb.execute_withdraw_nb(state, orders, game_map.arrays, orules, wd, dest, info) == nb.WD_OK
+    state, orders, ids, mode, _, _ = withdraw_under_attack(world, orules, "charyshi", T.FORCED_MARCH_OUT, "gomel",
+                                                           "ru-2-id", "zlobin")
+    assert mode == nb.WD_OK
     wd_mode = np.zeros(game_map.n_areas, np.int64)
     wd_mode[a] = nb.WD_OK
     assert nb.battle_withdraw_mode_nb(state, orders, wd_mode, P, a) == nb.WD_OK  # a garrison may fight alone
@@ -408,15 +417,10 @@ def test_soe_7_2_withdraw_mode_of_a_battle_belongs_to_the_withdrawing_side(world
 
 
 def test_soe_7_2_withdraw_cavalry_exempt(world, orules):
-    game_map, _, _ = world
-    state, orders, ids = tutorial(world)
+    state, orders, ids, mode, dest, info = withdraw_under_attack(world, orules, "mazyr", T.MOVE_OUT, "kalenkovichi",
+                                                                 "ru-inf-1", "kalenkovichi")
     b7 = ids["pl-cav-1"]
-    wd = order(state, orders, game_map, P, T.WITHDRAW, "mazyr")
-    sov = order(state, orders, game_map, S, T.MOVE_OUT, "kalenkovichi")
-    apply_move(state, orders, game_map, orules, sov, ids["ru-inf-1"], "mazyr", "kalenkovichi")
-    dest = np.empty(state.n_blocks, np.int64)
-    info = np.empty(N_WITHDRAW_INFO, np.int64)
-    assert nb.execute_withdraw_nb(state, orders, game_map.arrays, orules, wd, dest, info) == nb.WD_OK
+    assert mode == nb.WD_OK
     assert info[nb.WI_LOSS_BLOCK] == -1 and state.block_sp[b7] == 2 and dest[b7] >= 0
 
 
