@@ -690,11 +690,6 @@ def _play_one(setup, seed, specs, cfg, log_capacity, step_violations=None) -> Ga
     ids = np.zeros(2, dtype=np.int64)
     params = np.zeros((2, N_PARAMS), dtype=np.float64)
     slots = []
-    checker = []  # the every-step chooser, bound to the game's arrays once they exist
-
-    def checked_choice(side, kind, feat, n, rng):
-        return checker[0](side, kind, feat, n, rng)
-
     try:
         for s, p in enumerate(specs):
             if isinstance(p, Policy) and step_violations is None:
@@ -703,7 +698,8 @@ def _play_one(setup, seed, specs, cfg, log_capacity, step_violations=None) -> Ga
                 continue
             omni = bool(getattr(p, "omniscient", False)) and step_violations is None
             slot = max(_pol._PYTHON_POLICIES, default=0) + 1
-            _pol._PYTHON_POLICIES[slot] = (checked_choice if step_violations is not None
+            # the every-step chooser needs the game's scratch: reserved here, set once it exists
+            _pol._PYTHON_POLICIES[slot] = (None if step_violations is not None
                                            else _python_adapter(p, setup, state, cards, orders, omni))
             slots.append(slot)
             ids[s] = POLICY_PYTHON
@@ -718,7 +714,9 @@ def _play_one(setup, seed, specs, cfg, log_capacity, step_violations=None) -> Ga
         pset, scratch = batch_scratch(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr,
                                       setup.er, setup.kr, cfg, ids, params)
         if step_violations is not None:
-            checker.append(_step_checker(setup, state, cards, log, scratch.work.elim_ever, step_violations))
+            chooser = _step_checker(setup, state, cards, log, scratch.work.elim_ever, step_violations)
+            for slot in slots:
+                _pol._PYTHON_POLICIES[slot] = chooser
         kernel(setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
                setup.rr, setup.orules, cfg, pset, scratch, log.records, state, cards, orders, log.ctr, rng_chance,
                rng_policy, streams.reshape(1, 3), False, _NO_KEY_AREAS, out.reshape(1, N_RES), *_no_reduction(1))
@@ -905,8 +903,8 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
 
     Game ``i`` is ``play_game(scenario, seed=(seed, i))`` with ``random`` policies in both modes (the
     every-step mode plays them one by one through a Python chooser that draws the same choices, so
-    it is slower: about 17 ms per Kiev Offensive game on the project's 2-core VM, against 1 ms). Returns ``{"scenario", "ruleset", "games",
-    "seed", "checked", "violations", "crashes", "stalemates", "first_violation", "first_crash",
+    it is slower: about 17 ms per Kiev Offensive game on the project's 2-core VM, against 1 ms).
+    Returns ``{"scenario", "ruleset", "games", "seed", "checked", "violations", "crashes", "stalemates", "first_violation", "first_crash",
     "outcomes", "winners", "mean_steps"}``: ``checked`` = ``"every phase"`` or ``"every decision"``;
     ``violations`` = games with at least one violated invariant; ``first_violation`` (or None) =
     ``{"game", "seed": [seed, game], "step", "round", "phase", "code", "when"}`` for the

@@ -2364,15 +2364,14 @@ def _invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever, phase_end):
             cnt[state.block_side[b], a] += 1
         if elim_ever[b] and state.block_status[b] != STATUS.ELIMINATED_PERMANENT:
             return VIOLATION.ELIMINATED_RETURNED
-    for i in range(n_areas):
-        if not phase_end:
-            break
-        if not m.eastern_link[i]:
-            if cnt[0, i] > er.max_blocks or cnt[1, i] > er.max_blocks:
-                return VIOLATION.STACKING
-        g = state.garrison_side[i]
-        if (cnt[0, i] > 0 and cnt[1, i] > 0) or (g >= 0 and cnt[1 - g, i] > 0):
-            return VIOLATION.UNRESOLVED_BATTLE
+    if phase_end:  # SoE 7.33 pull-back and 7.4 battles happen at the end of the phase
+        for i in range(n_areas):
+            if not m.eastern_link[i]:
+                if cnt[0, i] > er.max_blocks or cnt[1, i] > er.max_blocks:
+                    return VIOLATION.STACKING
+            g = state.garrison_side[i]
+            if (cnt[0, i] > 0 and cnt[1, i] > 0) or (g >= 0 and cnt[1 - g, i] > 0):
+                return VIOLATION.UNRESOLVED_BATTLE
     counts = np.zeros(N_LOCATIONS, dtype=np.int64)
     for s in range(2):
         if not card_counts_nb(cs, s, counts):
