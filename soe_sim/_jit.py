@@ -11,6 +11,14 @@ balanced v balanced) this took the compilations from 529 (``log_event_nb`` alone
 and the first call from 731 to 588 s with both trees compiling side by side (benchmarks/README.md
 "Session 7", docs/engine-design.md "Compile time").
 
+For the same reason a call from another kernel is resolved with every signed integer scalar narrower
+than 64 bits taken as ``int64``: a side or an area read from an ``int8`` / ``int16`` array
+(``orders.order_side[o]``) and the same value computed in ``int64`` (``1 - s``) share one version,
+and numba converts the narrow value at the call (a widening that keeps every value). Without it,
+about fifty kernels were compiled twice or more (``log_event_nb`` 18 times, the event kernels twice
+each), every copy linked into its callers. Arrays keep their dtype: an ``int8`` array and an
+``int64`` array are different code.
+
 The options are numba's (``cache``, ``_nrt``, ``parallel``, ``inline``...), passed through unchanged.
 """
 from __future__ import annotations
@@ -21,16 +29,26 @@ import numba
 from numba.core import types
 
 
+def _call_type(t):
+    """The type a call from another kernel is compiled and resolved for: no literal value, and a
+    signed integer scalar narrower than 64 bits widened to ``int64`` (module docstring)."""
+    t = types.unliteral(t)
+    if isinstance(t, types.Integer) and t.signed and t.bitwidth < 64:
+        return types.int64
+    return t
+
+
 def _unliteral_args(args):
-    return tuple(types.unliteral(a) for a in args)
+    return tuple(_call_type(a) for a in args)
 
 
 def _typed_by_type_only(dispatcher):
-    """Make ``dispatcher`` compile and resolve calls from other kernels on unliteral argument types."""
+    """Make ``dispatcher`` compile and resolve calls from other kernels on :func:`_call_type` argument
+    types (no literals, narrow signed integers as ``int64``)."""
     resolve = dispatcher.get_call_template
 
     def get_call_template(args, kws):
-        return resolve(_unliteral_args(args), {k: types.unliteral(v) for k, v in kws.items()})
+        return resolve(_unliteral_args(args), {k: _call_type(v) for k, v in kws.items()})
 
     dispatcher.get_call_template = get_call_template
     return dispatcher
@@ -69,8 +87,8 @@ def has_compiled_version(dispatcher) -> bool:
 
 def cold_compile_notice(dispatcher, what: str = "the game engine", stream=None) -> bool:
     """Tell the user on ``stream`` (stderr) that ``dispatcher`` is about to be compiled from scratch,
-    once per process: the cold compile of the game loop takes minutes (about 7–8 on the project's
-    2-core machine, benchmarks/README.md "Session 8"), and a progress bar that stays at zero for that
+    once per process: the cold compile of the game loop takes minutes (about 6–7 on the project's
+    2-core machine, benchmarks/README.md "Session 10"), and a progress bar that stays at zero for that
     long looks like a hang. Returns whether the notice was given."""
     if id(dispatcher) in _NOTIFIED or has_compiled_version(dispatcher):
         return False

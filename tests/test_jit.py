@@ -54,6 +54,40 @@ def test_plain_numba_compiles_a_version_per_constant():
     assert len(callee.overloads) >= 2
 
 
+def _narrow_callers(jit):
+    """A callee called with values read from ``int8`` / ``int16`` arrays and with ``int64`` values."""
+
+    @jit(cache=False)
+    def callee(side, area):
+        return (1 - side) * 100_000 + area
+
+    @jit(cache=False)
+    def caller(sides, areas):
+        total = 0
+        for i in range(sides.shape[0]):
+            total += callee(sides[i], areas[i])  # int8, int16
+            total += callee(1 - sides[i], np.int64(areas[i]) * 2)  # int64, int64
+        return total
+
+    return callee, caller
+
+
+def test_a_narrow_integer_argument_shares_the_int64_version():
+    callee, caller = _narrow_callers(njit)
+    sides = np.array([0, 1, -1, 127, -128], dtype=np.int8)
+    areas = np.array([5, -7, 32767, -32768, 3], dtype=np.int16)
+    expected = sum((1 - int(s)) * 100_000 + int(a) + int(s) * 100_000 + 2 * int(a) for s, a in zip(sides, areas))
+    assert caller(sides, areas) == expected  # the widening keeps every value, negative ones too
+    assert [str(sig) for sig in callee.overloads] == ["(int64, int64)"]
+
+
+def test_plain_numba_compiles_a_version_per_integer_width():
+    """The behaviour the wrapper removes (so the test above can fail)."""
+    callee, caller = _narrow_callers(numba.njit)
+    caller(np.zeros(2, dtype=np.int8), np.zeros(2, dtype=np.int16))
+    assert len(callee.overloads) == 2
+
+
 def test_options_pass_through_and_explicit_signatures_are_refused():
     @njit(cache=False, _nrt=False)
     def add_one(a):
@@ -108,6 +142,10 @@ def test_play_game_and_the_batches_share_one_compiled_game_loop():
     # the loop is inlined into the batch kernel: no library of its own
     assert gnb.play_game_policies_nb.targetoptions["inline"] == "always"
     assert gnb.play_game_policies_nb.signatures == []
+    # so are the phase kernels without reference counting that only the loop calls (session 10)
+    for kernel in (gnb.place_orders_nb, gnb.execute_orders_nb):
+        assert kernel.targetoptions["inline"] == "always"
+        assert kernel.signatures == []
 
 
 def _load(path, name):

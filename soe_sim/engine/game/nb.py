@@ -1059,7 +1059,7 @@ def _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, front, log, st
     return first
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log, ctr, extra_orders, otype, oarea,
                     ptabs0, ptabs1, ofc):
     """SoE 7.2: per front (north first, 10.0/10.1), the sides alternate placing one order at a time,
@@ -1252,7 +1252,7 @@ def group_pending_nb(order_front, order_status, order_type, n_orders, card_front
     return False
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, group,
                       mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
                       snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
