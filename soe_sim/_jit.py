@@ -19,7 +19,17 @@ about fifty kernels were compiled twice or more (``log_event_nb`` 18 times, the 
 each), every copy linked into its callers. Arrays keep their dtype: an ``int8`` array and an
 ``int64`` array are different code.
 
-The options are numba's (``cache``, ``_nrt``, ``parallel``, ``inline``...), passed through unchanged.
+``internal=True`` marks a kernel that only other kernels call: numba then builds no Python entry
+point for it (``no_cpython_wrapper``, ``no_cfunc_wrapper``). That wrapper unboxes every argument
+from Python objects, and for the loop's kernels, which take the state, the configuration and the
+scratch as named tuples of hundreds of arrays, it was a large share of the cold compile (numba's
+``create_cpython_wrapper`` alone: 70 of 496 profiled seconds, before LLVM optimised and generated
+the wrappers). Calling an internal kernel from Python raises ``TypeError`` (numba would jump to a
+null entry point); ``tests/test_jit.py`` checks that no Python code of the package, the tests, the
+benchmarks, ``analysis`` or the notebooks names one.
+
+The other options are numba's (``cache``, ``_nrt``, ``parallel``, ``inline``...), passed through
+unchanged.
 """
 from __future__ import annotations
 
@@ -27,6 +37,7 @@ import sys
 
 import numba
 from numba.core import types
+from numba.core.registry import CPUDispatcher
 
 
 def _call_type(t):
@@ -54,18 +65,35 @@ def _typed_by_type_only(dispatcher):
     return dispatcher
 
 
+class InternalDispatcher(CPUDispatcher):
+    """The dispatcher of an ``internal=True`` kernel: compiled without a Python entry point, so it
+    may only be called from jitted code (module docstring)."""
+
+    def __call__(self, *args, **kwargs):
+        name = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
+        raise TypeError(f"{name} is an internal kernel (njit(internal=True): compiled without a Python "
+                        f"entry point); call it from a jitted function, or remove internal=True")
+
+
 def njit(*args, **options):
     """:func:`numba.njit` whose dispatcher ignores literal argument values (module docstring).
 
-    Used as ``@njit(cache=True, _nrt=False)``; a bare ``@njit`` works too.
+    Used as ``@njit(cache=True, _nrt=False)``; a bare ``@njit`` works too. ``internal=True``: no
+    Python entry point (module docstring).
     """
     if args and callable(args[0]) and not options:
         return _typed_by_type_only(numba.njit(args[0]))
     if args:
         raise TypeError("soe_sim._jit.njit takes keyword options only (no explicit signatures)")
+    internal = options.pop("internal", False)
+    if internal:
+        options.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
     def decorate(func):
-        return _typed_by_type_only(numba.njit(**options)(func))
+        dispatcher = numba.njit(**options)(func)
+        if internal:
+            dispatcher.__class__ = InternalDispatcher
+        return _typed_by_type_only(dispatcher)
 
     return decorate
 
@@ -87,7 +115,7 @@ def has_compiled_version(dispatcher) -> bool:
 
 def cold_compile_notice(dispatcher, what: str = "the game engine", stream=None) -> bool:
     """Tell the user on ``stream`` (stderr) that ``dispatcher`` is about to be compiled from scratch,
-    once per process: the cold compile of the game loop takes minutes (about 6–7 on the project's
+    once per process: the cold compile of the game loop takes minutes (about 5–6 on the project's
     2-core machine, benchmarks/README.md "Session 10"), and a progress bar that stays at zero for that
     long looks like a hang. Returns whether the notice was given."""
     if id(dispatcher) in _NOTIFIED or has_compiled_version(dispatcher):

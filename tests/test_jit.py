@@ -88,6 +88,83 @@ def test_plain_numba_compiles_a_version_per_integer_width():
     assert len(callee.overloads) == 2
 
 
+def test_an_internal_kernel_has_no_python_entry_point():
+    """``internal=True``: callable from jitted code only; from Python a clear ``TypeError`` instead of
+    a jump to the null entry point numba leaves without a wrapper."""
+    from soe_sim._jit import InternalDispatcher
+
+    @njit(cache=False, _nrt=False, internal=True)
+    def first_plus(a, s):
+        return a[0] + s
+
+    @njit(cache=False)
+    def caller(a):
+        return first_plus(a, np.int8(2))
+
+    assert caller(np.ones(3)) == 3.0
+    assert isinstance(first_plus, InternalDispatcher) and isinstance(first_plus, CPUDispatcher)
+    assert first_plus.targetoptions["no_cpython_wrapper"] is True
+    with pytest.raises(TypeError, match="internal kernel"):
+        first_plus(np.ones(3), 1)
+
+
+def _python_names(root):
+    """Every identifier that Python code (not a jitted function's body) of the package, the tests,
+    the benchmarks or ``analysis`` names — as a name, an attribute, an import or a string that is
+    just an identifier (``getattr(nb, "...")``), not in prose — and every word of the notebooks'
+    code: the kernels these may call from Python."""
+    import ast
+    import json
+    import re
+    from pathlib import Path
+
+    names = set()
+    files = [p for folder in ("soe_sim", "tests", "benchmarks", "analysis") for p in (root / folder).rglob("*.py")]
+    for path in files:
+        if path.resolve() == Path(__file__).resolve():
+            continue  # this file names a few internal kernels to check that they are internal
+        tree = ast.parse(path.read_text())
+        jitted = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in node.decorator_list):
+                jitted.update(id(n) for n in ast.walk(node))
+        for node in ast.walk(tree):
+            if id(node) in jitted:
+                continue
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.alias):
+                names.update({node.name.split(".")[-1], node.asname or ""})
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+                names.add(node.value)
+    for path in (root / "notebooks").rglob("*.ipynb"):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                names.update(re.findall(r"\w+", "".join(cell["source"])))
+    return names
+
+
+def test_no_python_code_names_an_internal_kernel():
+    """The internal kernels (no Python entry point) are called only from jitted code: no Python code
+    of the package, the tests, the benchmarks, ``analysis`` or the notebooks names one."""
+    from pathlib import Path
+
+    from soe_sim._jit import InternalDispatcher
+
+    internal = set()
+    for info in pkgutil.walk_packages(soe_sim.__path__, "soe_sim."):
+        module = importlib.import_module(info.name)
+        for name, obj in inspect.getmembers(module, lambda o: isinstance(o, InternalDispatcher)):
+            if obj.py_func.__module__ == module.__name__:
+                internal.add(name)
+    assert len(internal) > 100  # the loop's kernels are among them (docs/engine-design.md "Compile time")
+    assert {"battles_nb", "_execute_order_nb", "leader_window_nb"} <= internal
+    named = internal & _python_names(Path(soe_sim.__file__).resolve().parent.parent)
+    assert named == set(), f"called from Python, so they need their entry point back: {sorted(named)}"
+
+
 def test_options_pass_through_and_explicit_signatures_are_refused():
     @njit(cache=False, _nrt=False)
     def add_one(a):

@@ -78,7 +78,7 @@ def enemy_presence_nb(block_side, block_area, block_status, garrison_side, out_b
             out_enemy[s, i] = out_blocks[e, i] > 0 or g == e
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, blocked_area, out_dist):
     """Shortest clear-path distance from any seed area, for ``side`` (SoE 1.31 "clear path").
 
@@ -91,7 +91,7 @@ def clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, 
                       np.empty(out_dist.shape[0], dtype=np.int32))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, blocked_area, out_dist, queue):
     """:func:`clear_bfs_nb` with the caller's ``queue`` (n_areas,) int32 scratch."""
     n = out_dist.shape[0]
@@ -144,7 +144,7 @@ def supply_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_c
                           out_source_dist, out_depot, np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int32))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def supply_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy,
                           out_source_dist, out_depot, seeds, queue):
     """:func:`supply_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
@@ -181,7 +181,7 @@ def block_supply_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_s
                          np.empty(depot.shape[1], dtype=np.int32))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def block_supply_into_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_side, block_arm, block_area,
                          block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply, queue):
     """:func:`block_supply_nb` with the caller's scratch ``queue`` (n_areas,) int32."""
@@ -460,7 +460,7 @@ def retreat_targets_into_nb(adj_indptr, adj_indices, edge_blocked, eastern_link,
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _capacity_nb(eastern_link, count_row, area, max_blocks):
     """Blocks that may still end the phase in ``area`` (SoE 7.33; Eastern Links unlimited, 1.4)."""
     if eastern_link[area]:

@@ -257,7 +257,7 @@ def battle_inputs_nb(state, map_arrays, area, defender, block_half,
     return n_att, n_def, n_support, fortified
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def take_losses_nb(state, idx, n, losses):
     """SoE 7.41.5: losses come off the strongest remaining block one SP at a time (ties: lowest
     block index, reading E-B2); a 1-SP block that takes a loss is destroyed.
@@ -295,7 +295,7 @@ def _enemy_area(state, side, area):
     return _count_side_in_area(state, 1 - side, area) > 0
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def resolve_battle_in_state_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw,
                                att_modifier, def_modifier, att_effect, def_effect, max_blocks,
                                vp_encirclement, vp_leader_killed, vp_leader_captured, out):
@@ -513,14 +513,14 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
     out[B_VP_DELTA] = state.vp[0] - vp_before
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _score(state, side, vp):
     # Each VP award moves the single signed track on its own (SoE 7.8: no 0 space).
     for _ in range(vp):
         state.vp[0] = vp_add_nb(state.vp[0], side_sign_nb(side))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _eliminate_no_retreat(state, b, out):
     # SoE 7.42 / 9.0: no route of retreat: eliminated permanently (leaders captured).
     if state.block_arm[b] == ARM.LEADER:

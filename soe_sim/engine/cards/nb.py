@@ -109,7 +109,7 @@ def draw_pile_size_nb(cs, side):
     return cs.pile_len[side] - cs.pile_top[side]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def reshuffle_discard_nb(cs, side, rng):
     """SoE 7.1: "the player immediately shuffles his discard pile to form a new draw deck".
 
@@ -130,7 +130,7 @@ def reshuffle_discard_nb(cs, side, rng):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def take_top_nb(cs, side, rng, location):
     """Take the top card of ``side``'s draw pile to ``location``; reshuffle first if the pile is empty
     (SoE 7.1). Returns the card id, or :data:`NO_CARD` when the draw pile and discard pile are both
@@ -169,7 +169,7 @@ def hand_size_nb(cs, side):
     return k
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def hand_cards_nb(cs, side, out):
     """Write the ids of ``side``'s hand, ascending, to ``out``; return how many."""
     k = 0
@@ -239,7 +239,7 @@ def two_front_extra_draw_nb(cs, side, phase, rules, rng):
 # --- card play at the start of an operation phase (SoE 7.1, 7.11–7.13) ----------------------------
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def card_cubes_nb(cs, side, card):
     """Total reinforcement cubes printed on ``card`` (SoE 7.12)."""
     t = 0
@@ -248,7 +248,7 @@ def card_cubes_nb(cs, side, card):
     return t
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def event_playable_nb(cs, side, card, front):
     """SoE 7.13, 10.0: a historical event may be played on ``front`` when the card is historical and
     is designated for that front or for any front."""
@@ -310,7 +310,7 @@ def is_legal_play_nb(cs, side, front, card, use):
     return False
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def retire_card_nb(cs, side, card, as_event):
     """Put a played card away (SoE 7.1 "placed in the discard pile, except those that specifically
     state that they are to be taken out of the game"; 7.13): REMOVED when played for its event and

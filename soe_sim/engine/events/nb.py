@@ -131,7 +131,7 @@ def in_events_area_nb(state, b):
     return b >= 0 and state.block_status[b] == STATUS.SCHEDULED and state.block_arrive_round[b] == EVENTS_AREA_ROUND
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _area_ok_front_nb(map_arrays, table, side, card, ctx, area):
     """SoE 10.0 / EatS V: a front-designated event acts on its own front; an event played in a front's
     card play (or a reaction to something on a front) acts on that front (EV2)."""
@@ -144,7 +144,7 @@ def _area_ok_front_nb(map_arrays, table, side, card, ctx, area):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _front_of_event_nb(table, side, card, ctx):
     """The front an initiative effect acts on: the card's front, else the front where it is played
     (Soviet card 12 "on the front where this card is played")."""
@@ -154,7 +154,7 @@ def _front_of_event_nb(table, side, card, ctx):
     return ctx[X_FRONT]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _lose_sp_nb(state, b, n):
     """Block ``b`` loses up to ``n`` SP; at 0 SP it is destroyed and returns to the force pool (SoE
     card 6 "Destroyed blocks return to their Force Pool", 7.41.5). Returns ``(sp_lost, destroyed)``."""
@@ -168,7 +168,7 @@ def _lose_sp_nb(state, b, n):
     return lost, False
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _losses_strongest_first_nb(state, mask, n, out):
     """SoE 7.41.5 loss allocation applied to an event's loss: ``n`` SP off the strongest block of
     ``mask`` one at a time (ties: lowest index, E-B2); 1-SP blocks destroyed to the force pool."""
@@ -186,7 +186,7 @@ def _losses_strongest_first_nb(state, mask, n, out):
             out[EO_DESTROYED] += 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _sp_target_block_nb(state, side, b):
     """An enemy block that can lose SP to an event: on the map, of side ``1 - side``, not a leader
     (EV4)."""
@@ -194,7 +194,7 @@ def _sp_target_block_nb(state, side, b):
             and state.block_arm[b] != ARM.LEADER)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _event_target_block_nb(state, active_nations, side, b):
     """:func:`_sp_target_block_nb` and of an active nation: the blocks of a neutral nation not yet
     activated (G15) are out of play, so no event chooses them."""
@@ -230,7 +230,7 @@ def initiative_step_nb(state, front, side, delta, lo, hi):
     return state.initiative_side[front] != s0 or state.initiative_level[front] != l0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _initiative_would_change_nb(state, front, side, delta, hi):
     if front < 0 or delta == 0:
         return False
@@ -238,7 +238,7 @@ def _initiative_would_change_nb(state, front, side, delta, hi):
     return not (state.initiative_side[front] == gainer and state.initiative_level[front] >= hi)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def _friendly_count_nb(state, side, area):
     c = 0
     for b in range(state.block_side.shape[0]):
@@ -247,7 +247,7 @@ def _friendly_count_nb(state, side, area):
     return c
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _effect_index_of_choice_nb(table, side, card):
     """Index of the effect that receives the event's choice (the first effect that needs one), -1."""
     c = card - 1
@@ -261,7 +261,7 @@ def _effect_index_of_choice_nb(table, side, card):
     return -1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _effect_choice_kind_nb(table, side, card, code):
     """Kind of choice an effect needs (EV3): areas for Desertions and reinforce; blocks for
     eliminate_nation_block and for enemy_sp_loss outside a battle reaction."""
@@ -278,7 +278,7 @@ def _effect_choice_kind_nb(table, side, card, code):
     return TK_NONE
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, out):
     """The options of effect ``e`` of ``card`` (areas or blocks, ascending index) written to ``out``;
     returns how many. Effects without a choice return 0.
@@ -373,7 +373,7 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _effect_usable_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, involved, scratch):
     """Would effect ``e`` change anything now? (an event with no usable effect is not offered, EV2)."""
     c = card - 1
@@ -582,7 +582,7 @@ def apply_event_nb(state, cards, orders, map_arrays, table, active_nations, side
 # contexts and reaction windows
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _clear_ctx_nb(ctx):
     ctx[:] = -1
     ctx[X_ATT_LOSSES] = 0
@@ -638,7 +638,7 @@ def battle_blocks_nb(state, area, out_mask):
         out_mask[b] = state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def reaction_condition_met_nb(map_arrays, table, side, card, ctx):
     """Is ``side``'s reaction ``card`` playable in the window ``ctx`` (its condition and front)?
 
@@ -739,7 +739,7 @@ def event_usable_nb(state, cards, orders, map_arrays, table, active_nations, sid
                                    np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def event_usable_scratch_nb(state, cards, orders, map_arrays, table, active_nations, side, card, front, ctx, involved,
                             tmp):
     """:func:`event_usable_nb` with the caller's scratch: ``ctx`` int64 (N_X,), ``involved`` bool

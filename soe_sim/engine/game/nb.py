@@ -471,7 +471,7 @@ def log_event_nb(log, ctr, state, kind, side, area, area2, block, value, value2)
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def vp_event_sum_nb(log, n):
     """Sum of the ``value`` of the VP events among the first ``n`` events."""
     t = 0
@@ -481,7 +481,7 @@ def vp_event_sum_nb(log, n):
     return t
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def add_vp_nb(state, log, ctr, nominal, cause, area):
     """Move the VP track by ``nominal`` (signed, + Polish; SoE 7.8 no 0 space) and log the change."""
     if nominal == 0:
@@ -491,12 +491,12 @@ def add_vp_nb(state, log, ctr, nominal, cause, area):
     _log_vp_change_nb(state, log, ctr, old, cause, area)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _log_vp_change_nb(state, log, ctr, old, cause, area):
     _log_vp_block_nb(state, log, ctr, old, cause, area, -1)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _log_vp_block_nb(state, log, ctr, old, cause, area, block):
     d = np.int64(state.vp[0]) - np.int64(old)
     if d != 0:
@@ -567,7 +567,7 @@ def decide_nb(policies, side, kind, n, feat, rng_policy, ctr, cfg):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def decide_scores_nb(policies, side, n, scores, rng_policy, ctr, cfg):
     """:func:`decide_nb` for a scripted policy (``pnb.is_scripted_nb``) whose option scores are
     already known (``scores[:n]``, the values :func:`~soe_sim.engine.game.policies.score_options_nb`
@@ -594,7 +594,7 @@ def decide_scores_nb(policies, side, n, scores, rng_policy, ctr, cfg):
 # Block bookkeeping
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison):
     # element loops: an array-to-array slice assignment may allocate a temporary (no NRT here)
     for b in range(snap_status.shape[0]):
@@ -605,7 +605,7 @@ def snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison):
         snap_garrison[i] = state.garrison_side[i]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def log_diff_nb(state, log, ctr, cause, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
     """Log every block / garrison change since the snapshot, and keep the elimination trackers."""
     for b in range(state.block_side.shape[0]):
@@ -655,7 +655,7 @@ def new_event_work_nb(cfg, nbk, n_areas, n_cards, snap_status, snap_area, snap_s
                      np.zeros(max(order_capacity, 1), dtype=np.bool_))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def choose_event_target_nb(state, cs, orders, m, cfg, ew, side, card, policies, rng_policy, ctr):
     """The EVENT_TARGET decision: a row of ``events.nb.legal_event_targets_nb`` in the window
     ``ew.ctx`` (``-1`` for an event without a choice); ``-2`` when the event has no legal row."""
@@ -671,7 +671,7 @@ def choose_event_target_nb(state, cs, orders, m, cfg, ew, side, card, policies, 
     return ew.targets[j]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def resolve_event_nb(state, cs, orders, m, cfg, ew, side, card, target, reaction, rng_chance, log, ctr):
     """Resolve ``side``'s event ``card`` on ``target`` in the window ``ew.ctx`` and log it: a reaction
     card is played from the hand first (``events.nb.play_reaction_nb``, logged as ``CARD_PLAYED`` with
@@ -707,7 +707,7 @@ def resolve_event_nb(state, cs, orders, m, cfg, ew, side, card, target, reaction
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _may_react_nb(cs, table, side):
     """Does ``side`` hold a reaction card (SoE 7.1 item 6)? Without one :func:`reaction_loop_nb`
     returns at once (``events.nb.reaction_window_nb`` lists only reaction cards in hand), so the loop
@@ -718,7 +718,7 @@ def _may_react_nb(cs, table, side):
     return False
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, rng_policy, log, ctr):
     """SoE 7.1 item 6 (EV11): in the window ``ew.ctx`` ``side`` plays reaction cards one decision at a
     time (REACTION: option 0 = pass, options 1..k = the playable cards of
@@ -743,7 +743,7 @@ def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, 
             return
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def freeze_inactive_nb(state, orders, active):
     """G15: the blocks of an inactive nation (``neutral_nation``, e.g. Lithuania before card 23) take
     no part in the phase's orders: flagged ``executed`` (orders ``_movable_nb``, rail and reorganize
@@ -753,7 +753,7 @@ def freeze_inactive_nb(state, orders, active):
             orders.executed[b] = True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def hide_inactive_nb(state, active, side, hidden):
     """G15: take ``side``'s inactive-nation blocks off the map while its order rows are listed (so that
     no order is placed for them to execute); :func:`unhide_nb` puts them back."""
@@ -764,7 +764,7 @@ def hide_inactive_nb(state, active, side, hidden):
             state.block_status[b] = STATUS.SCHEDULED
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def hide_all_inactive_nb(state, active, hidden):
     """G15: take every inactive-nation block off the map (both sides) while presence, depots and
     supply are computed: out of play, it neither is supplied nor cuts the other side's clear paths
@@ -775,7 +775,7 @@ def hide_all_inactive_nb(state, active, hidden):
             state.block_status[b] = STATUS.SCHEDULED
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def unhide_nb(state, hidden):
     for b in range(state.block_side.shape[0]):
         if hidden[b]:
@@ -841,7 +841,7 @@ def filter_moves_nb(state, cfg, n, mv_block, mv_dest, mv_via, mv_detach, rail):
     return filter_moves_ok_nb(state, cfg.nation_move_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def filter_moves_ok_nb(state, nation_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail):
     """G15, G16: drop the move / rail rows whose destination ``nation_ok`` forbids to the block's
     nation (the loop passes ``EventWork.nation_ok``). Returns the new row count."""
@@ -862,7 +862,7 @@ def filter_moves_ok_nb(state, nation_ok, n, mv_block, mv_dest, mv_via, mv_detach
 # SoE 6.0, 10.1: replenish
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg):
     """SoE 6.0: the player discards ``must`` cards of his choice, one decision per card."""
     n_cards = cs.location.shape[1]
@@ -883,7 +883,7 @@ def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg):
         log_event_nb(log, ctr, state, EVENT.CARD_DISCARDED, side, -1, -1, -1, hand[j], 0)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg):
     """SoE 6.0: each side draws ``draw_per_round`` cards, then discards down to the hand limit."""
     for s in range(2):
@@ -896,7 +896,7 @@ def replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr
 # SoE 4.0 arrivals and the scenario's arrival checks
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr):
     """Scenario ``arrival_check`` rules (e.g. EatS 1st Cavalry Army), "before orders are given": at a
     listed (round, phase) a rule not yet met draws one card blind from its side's deck (then
@@ -924,7 +924,7 @@ def arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr):
         log_event_nb(log, ctr, state, EVENT.ARRIVAL_CHECK, side, -1, thr, 1 if met else 0, card, mod)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_enemy, scratch_src, scratch_depot):
     """SoE 4.0: place the scheduled reinforcements due now (reinforce.arrive_reinforcements_nb).
     Nothing is due (the test of ``arrive_reinforcements_nb``): nothing to do — the scratch supply
@@ -1031,7 +1031,7 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
 # SoE 7.2, 7.3, 7.31, 7.2 Withdraw, 7.5, 7.6: orders (orders module)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, front, log, step):
     """SoE 6.1, 7.2, 7.3: the initiative holder of ``front`` chooses who goes first (option 0:
     himself). No holder: the Poles (G7). With ``orules.holder_chooses_order`` False (EatS II.4.3,
@@ -1127,7 +1127,7 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
             s = 1 - s
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _is_group_nb(t, group):
     if group == 0:
         return t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
@@ -1142,7 +1142,7 @@ def _is_group_nb(t, group):
     return t == onb.RAIL_TRANSPORT
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chance, rng_policy, log, ctr, o, mv_block,
                       mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
                       snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
@@ -1240,7 +1240,7 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             log_event_nb(log, ctr, state, EVENT.ORDER_DONE, s, a, -1, -1, t, onb.REMOVED)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def group_pending_nb(order_front, order_status, order_type, n_orders, card_fronts, group):
     """Is an order of execution ``group`` placed on a front ``0 .. card_fronts - 1`` (the test with
     which :func:`execute_orders_nb` starts each front)? When not, that call does nothing, so the
@@ -1305,7 +1305,7 @@ def execute_orders_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
                     return
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cfg, reorg_rows):
     """SoE 7.2 Reorganization: a side with a Reorganize order in a battle area names the block "at
     the beginning of the battle" (it fights at half strength)."""
@@ -1326,7 +1326,7 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
 # SoE 9.0: the leaders' unique orders (leaders module; readings L1…)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def leader_window_open_nb(block_status, block_side, block_area, front, leaders, used, window):
     """Could a leader of either side give an order at ``window`` (the test of
     ``leaders.nb.ready_leaders_nb`` for both sides)? When not, :func:`leader_window_nb` would only
@@ -1344,7 +1344,7 @@ def leader_window_open_nb(block_status, block_side, block_area, front, leaders, 
     return False
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, window,
                      mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode, snap_status, snap_area, snap_sp,
                      snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr, ofc):
@@ -1382,7 +1382,7 @@ def leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_ch
         s = 1 - s
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr, side, leader,
                    order_type, area, block, window, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
                    snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows, mscr, fscr):
@@ -1419,7 +1419,7 @@ def _use_leader_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chan
 # Detail events (GameConfig.log_detail; soe-sim playtest): what a narrated game needs beyond the record
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def log_deck_nb(state, cs, side, area, log, ctr):
     """BATTLE_DECK events: the combat modifiers of the pile ``side``'s blind draw would take from
     (SoE 7.41.2): the draw pile, or the discard pile when the draw pile is empty (SoE 7.1 reshuffle).
@@ -1450,7 +1450,7 @@ def log_deck_nb(state, cs, side, area, log, ctr):
                          counts[v])
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def log_battle_prep_nb(state, m, cr, area, block_half, defend, withdraw, att_eff, def_eff, log, ctr):
     """BATTLE_PREP events: the prepared-battle row (:func:`soe_sim.battle.nb.prepare_battle_nb`) of the
     battle in ``area`` exactly as :func:`~soe_sim.engine.battles.nb.resolve_battle_in_state_nb` builds
@@ -1492,7 +1492,7 @@ def log_battle_prep_nb(state, m, cr, area, block_half, defend, withdraw, att_eff
         log_event_nb(log, ctr, state, EVENT.BATTLE_PREP, attacker, area, -1, k, prep[2 * k], prep[2 * k + 1])
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def log_position_nb(state, log, ctr):
     """POSITION and AREA_STATE events: every block on the map and every area with a controller or a
     garrison (the map snapshot at the end of a phase)."""
@@ -1505,7 +1505,7 @@ def log_position_nb(state, log, ctr):
             log_event_nb(log, ctr, state, EVENT.AREA_STATE, state.control[i], i, -1, -1, state.garrison_side[i], 0)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, log, ctr, cfg, effect,
                            opts):
     """SoE 7.41.1, EatS IX.3 item 1 for one side: optionally play a battle card from the hand
@@ -1528,7 +1528,7 @@ def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies,
         log_event_nb(log, ctr, state, EVENT.BATTLE_CARD, side, area, -1, -1, opts[j], 0)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance, log,
                            ctr, cfg, opts, after_draw, drawn, drawn_mod):
     """The combat card of one side (decision COMBAT_CARD; row 0 = the card from the deck, rows 1… =
@@ -1616,7 +1616,7 @@ def rail_moved_sp_nb(state, orders, side, area):
     return t
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def advance_nb(state, orders, m, er, cfg, ew, side, area, policies, rng_policy, log, ctr, blocks):
     """SoE 7.43 (E-B6): the winning attacker ``side`` sends blocks that fought in ``area`` back to
     the areas they came from, one ADVANCE decision at a time (option 0: stop, every remaining block
@@ -1637,7 +1637,7 @@ def advance_nb(state, orders, m, er, cfg, ew, side, area, policies, rng_policy, 
         log_event_nb(log, ctr, state, EVENT.ADVANCE, side, area, back, b, 0, 0)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr, block_half,
                wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
     """SoE 7.4: fight every battle, smallest first — in 3–4 player scenarios the northern front's
@@ -1740,7 +1740,7 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
     ctr[C_ABORT] = ABORT.LOOP
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _award_vp_nb(state, log, ctr, v, side, amount, cause, area, block):
     """Replay one VP award of the battle resolver from the track value ``v`` (one space at a time, as
     the resolver scores: SoE 7.8, no 0 space) and log its actual change; returns the new value."""
@@ -1841,7 +1841,7 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     add_vp_nb(state, log, ctr, oos_vp[0], CAUSE.SUPPLY, -1)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _overstacked_nb(state, m, er, side, cnt):
     """Does ``side`` have more than ``er.max_blocks`` blocks in an area that is not an Eastern Link
     (SoE 7.33, 1.4)? ``cnt`` (2, n_areas) int32 scratch (row ``side`` overwritten)."""
@@ -1894,7 +1894,7 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                 destroyed_ever)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def control_nb(state, m, log, ctr):
     """SoE 1.3, 7.8: control of every area and the VP of key cities changing hands."""
     old = state.control.copy()
@@ -2038,7 +2038,7 @@ def cap_saved_cubes_nb(state, cap, log, ctr):
             log_event_nb(log, ctr, state, EVENT.CUBES_DROPPED, s, -1, f, -1, dropped, 1)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def front_build_pairs_only_nb(m, side, front, k, build_b, build_a):
     """EatS X (``reinforcement.saved_cubes_per_front``, reading V8): the RP of one front build on
     that front — drops the pairs of ``legal_build_pairs_nb`` (``build_b[:k]`` / ``build_a[:k]``)
@@ -2077,7 +2077,7 @@ def home_builds_only_nb(state, m, side, bmask):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def home_build_pairs_only_nb(state, m, side, k, build_b, build_a):
     """:func:`home_builds_only_nb` on the pair lists of ``legal_build_pairs_nb`` (``build_b[:k]`` /
     ``build_a[:k]``): drops the pairs it would clear, keeping the order; returns how many are left."""
@@ -2285,7 +2285,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
 # End of the scenario
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _holds_nb(state, m, side, area):
     """A key city is held by its controller (SoE 1.3); any other area when no enemy block is in it."""
     if m.garrison[area]:
@@ -2348,7 +2348,7 @@ def check_step_invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever):
     return _invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever, False)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def _invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever, phase_end):
     nbk = state.block_side.shape[0]
     n_areas = state.control.shape[0]
@@ -2391,7 +2391,7 @@ def _invariants_nb(state, cs, m, er, vp_start, log, ctr, elim_ever, phase_end):
     return VIOLATION.NONE
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
     ctr[C_PHASES] += 1
     if cfg.log_detail:
@@ -2399,7 +2399,7 @@ def _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
     _record_invariants_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _record_invariants_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever):
     """Check the invariants (when asked) and count a violation, remembering the first one."""
     if cfg.check_invariants and ctr[C_ABORT] != ABORT.LOG_FULL:
@@ -2482,7 +2482,7 @@ class GameScratch(NamedTuple):
     work: GameWork
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def reset_game_work_nb(w, cfg):
     """Give ``w`` (:class:`GameWork`) the values ``work.new_game_work`` gives (its ``np.empty``
     arrays excepted: they are written before they are read), for the next game."""
@@ -2760,7 +2760,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
 # Many games in parallel
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _copy_array_nb(src, dst):
     """``dst[...] = src`` for C-contiguous arrays of one shape, element by element (no temporary)."""
     s = src.reshape(-1)
@@ -2844,7 +2844,7 @@ def copy_orders_into_nb(src, dst):
     _copy_array_nb(src.seen, dst.seen)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def reduce_game_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, traj_round, traj_phase, traj_vp, bat):
     """Reduce one game's event log (first ``n`` events) and final ``state`` into ``stats``
     (N_STATS,), ``key_ctrl`` (n_key,), the VP after every phase (``traj_*``, as many as fit) and the
@@ -3052,7 +3052,7 @@ _SS_MIX_MULT_R = 0x4973F715
 _M32 = 0xFFFFFFFF
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _ss_pool_nb(words, n_words, pool_size, pool):
     """``numpy.random.SeedSequence``'s entropy pool (``mix_entropy``) of the uint32 entropy words
     ``words[:n_words]`` (held in uint64)."""
@@ -3087,7 +3087,7 @@ def _ss_pool_nb(words, n_words, pool_size, pool):
             pool[i_dst] = r
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def _ss_state64_nb(pool, pool_size):
     """``generate_state(1, dtype=uint64)[0]`` of a SeedSequence with entropy pool ``pool``."""
     hc = np.uint64(_SS_INIT_B)

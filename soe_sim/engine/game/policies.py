@@ -317,13 +317,13 @@ def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
                      np.empty((FEAT_ROWS, N_FEAT), dtype=np.float64), np.empty(FEAT_ROWS, dtype=np.float64))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def wants_features_nb(pol, side):
     """True when ``side``'s policy reads features (every policy but ``random``)."""
     return pol.ids[side] != POLICY_RANDOM
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def is_scripted_nb(pol, side):
     """True when ``side``'s policy is a scripted one (:func:`score_options_nb` + :func:`argmax_tie_nb`)."""
     pid = pol.ids[side]
@@ -366,7 +366,7 @@ def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, 
             en_sp[a] += 1.0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _adjacent_sum_nb(m, a, arr):
     t = 0.0
     for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
@@ -376,7 +376,7 @@ def _adjacent_sum_nb(m, a, arr):
     return t
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _control_sign(state, side, a):
     c = state.control[a]
     if c == side:
@@ -386,7 +386,7 @@ def _control_sign(state, side, a):
     return 0.0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def attack_win_prob_nb(pol, state, m, side, area, att_sp, att_half, def_sp, def_n, via):
     """Exact probability that ``side`` attacking ``area`` with ``att_sp`` SP (halved for a forced
     march) beats ``def_sp`` SP in ``def_n`` blocks (+ the area's enemy garrison, fortification of the
@@ -452,7 +452,7 @@ def _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, ar
     return p
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level):
     """:func:`attack_win_prob_nb` from its reduced inputs (no memo)."""
     defender = 1 - side
@@ -489,7 +489,7 @@ def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, 
 # Feature fillers (called by the loop only when wants_features_nb)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_card_features_nb(cs, side, cards, n, feat, col0):
     """Card columns of DISCARD (``col0`` = 1): orders, cubes, combat_mod, battle_card, historical."""
     for i in range(n):
@@ -507,7 +507,7 @@ def fill_card_features_nb(cs, side, cards, n, feat, col0):
         feat[i, col0 + 4] = 1.0 if cs.event_kind[side, c - 1] == EVENT_KIND.HISTORICAL else 0.0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _better_in_hand(cs, side, card):
     v = cs.combat_modifier[side, card - 1]
     k = 0
@@ -519,7 +519,7 @@ def _better_in_hand(cs, side, card):
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_card_play_features_nb(cs, side, front, cards, uses, n, feat):
     hs = 0
     for c in range(cs.location.shape[1]):
@@ -542,7 +542,7 @@ def fill_card_play_features_nb(cs, side, front, cards, uses, n, feat):
         feat[i, 6] = _better_in_hand(cs, side, c)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_first_features_nb(step, front, feat):
     for i in range(2):
         feat[i, 0] = i
@@ -550,7 +550,7 @@ def fill_first_features_nb(step, front, feat):
         feat[i, 2] = front
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _order_known_nb(state, orders, pol, side, known):
     """The per-area arrays of the ORDER features (``known`` (N_KNOWN, n_areas) float64): what
     ``side`` knows (:func:`known_areas_nb`), whether all its blocks there are in supply and the
@@ -637,7 +637,7 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
         rows[r, 14] = known[K_DEFICIT, a]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done, rows, done):
     """Make sure the ORDER rows (``otype[i]``, ``oarea[i]``) with an area are in ``rows`` (index
     ``type * n_areas + area``; ``done`` / ``base_done`` flags, ``base`` the area columns), computed
@@ -674,7 +674,7 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
         done[r] = True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _copy_order_rows_nb(otype, oarea, n, rows, na, feat):
     """ORDER feature matrix rows from the computed ``rows`` (index ``type * na + area``); the pass
     row (area -1) keeps only its type and area."""
@@ -690,7 +690,7 @@ def _copy_order_rows_nb(otype, oarea, n, rows, na, feat):
             feat[i, q] = rows[r, q]
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
     """ORDER rows (``legal_orders_nb``): see :data:`FEATURES`. ``p_win``: for a Move To / Forced
     March To into an enemy area, the exact win probability of the own SP adjacent to it; for a Move
@@ -742,7 +742,7 @@ def new_order_feature_cache_nb(n_areas):
                              np.zeros(FEAT_ROWS, dtype=np.int64), np.zeros(FEAT_ROWS, dtype=np.int64))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _order_cache_side_nb(state, orders, pol, side, cache):
     """Start ``side``'s part of ``cache`` for the placement step if not done yet."""
     if not cache.valid[side]:
@@ -753,7 +753,7 @@ def _order_cache_side_nb(state, orders, pol, side, cache):
         cache.valid[side] = True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache):
     """:func:`fill_order_features_nb` through ``cache`` (:class:`OrderFeatureCache`): the same
     values, each (type, area) row computed once per placement step."""
@@ -774,7 +774,7 @@ def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, 
             feat[i, q] = rows[r, q]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_order_features_scratch_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache):
     """:func:`fill_order_features_nb` (the same values) with ``side``'s arrays of ``cache``
     (:class:`OrderFeatureCache`) as scratch instead of fresh zeroed arrays: ``known`` is rewritten in
@@ -799,7 +799,7 @@ def fill_order_features_scratch_nb(state, orders, m, pol, side, otype, oarea, n,
     _copy_order_rows_nb(otype, oarea, n, rows, na, feat)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, out):
     """The scripted scores (:func:`score_options_nb` of the ORDER rows of
     :func:`fill_order_features_nb`) of ``n`` order rows into ``out``, through ``cache``: each row's
@@ -847,7 +847,7 @@ def new_feat_scratch_nb(n_areas, n_blocks):
                        np.zeros(n_areas, dtype=np.int64), np.zeros(n_blocks, dtype=np.bool_))
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off, rail,
                           feat):
     """MOVE / RAIL rows: row 0 is "stop" when ``off`` = 1, then one row per (block, dest, via, detach).
@@ -859,7 +859,7 @@ def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_de
                                                                      state.block_side.shape[0]))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off,
                                   rail, feat, scr):
     """:func:`fill_move_features_nb` with the caller's :class:`FeatScratch` ``scr``."""
@@ -925,7 +925,7 @@ def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_bloc
                                       d, att, forced, en_sp[d], int(en_n[d]), via)  # attack_win_prob_nb
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_battle_features_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, combat, feat):
     """BATTLE_CARD (``combat`` False) and COMBAT_CARD rows; row 0 = no battle card / blind draw."""
     na = state.control.shape[0]
@@ -993,7 +993,7 @@ def fill_drawn_card_features_nb(drawn, drawn_mod, n, feat):
     feat[0, 1] = drawn_mod
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_reorganize_features_nb(state, rows, n, feat):
     for i in range(n):
         b = rows[i]
@@ -1003,7 +1003,7 @@ def fill_reorganize_features_nb(state, rows, n, feat):
         feat[i, 3] = state.block_max_sp[b] - state.block_sp[b]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_garrison_features_nb(m, area, feat):
     feat[0, 0] = 1.0
     feat[1, 0] = 0.0
@@ -1012,7 +1012,7 @@ def fill_garrison_features_nb(m, area, feat):
         feat[i, 2] = m.vp[area]
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_combine_features_nb(state, comb, n, feat):
     """COMBINE rows: row 0 = pass, then absorptions in (absorber, absorbed) index order."""
     feat[0, 0] = 1.0
@@ -1032,7 +1032,7 @@ def fill_combine_features_nb(state, comb, n, feat):
                 feat[t, 6] = min(state.block_sp[b], state.block_max_sp[d] - state.block_sp[d])
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_combine_pair_features_nb(state, comb_d, comb_b, n, feat):
     """:func:`fill_combine_features_nb` from the pair lists of
     ``reinforce.nb.legal_combine_pairs_nb`` (row ``t`` = pair ``t - 1``): the same rows."""
@@ -1048,7 +1048,7 @@ def fill_combine_pair_features_nb(state, comb_d, comb_b, n, feat):
         feat[t, 6] = min(state.block_sp[b], state.block_max_sp[d] - state.block_sp[d])
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b, build_a, n_builds, front_line, n,
                                     feat):
     """REINFORCE features: row 0 = pass, then one row per strengthenable block of ``smask``, then
@@ -1096,7 +1096,7 @@ def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b,
 # --- card events (SoE 7.13, 7.1 item 6) -----------------------------------------------------------
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def event_value_nb(state, cs, orders, pol, table, side, card, ctx, out):
     """What ``side``'s event ``card`` would gain in context ``ctx`` (events.nb ``X_*``), as ``side``
     knows it: ``out[0..5]`` = VP, enemy SP lost, cards drawn, initiative points, cubes, own SP brought
@@ -1146,7 +1146,7 @@ def event_value_nb(state, cs, orders, pol, table, side, card, ctx, out):
     return 2.0 * out[0] + out[1] + 0.5 * out[2] + out[3] + pr[P_CUBES_WEIGHT] * (out[4] + out[5])
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_card_play_event_features_nb(state, cs, orders, pol, table, side, front, cards, uses, n, feat):
     """CARD_PLAY column ``event_value`` (:func:`event_value_nb`) of the ``USE_EVENT`` rows."""
     ctx = np.empty(enb.N_X, dtype=np.int64)
@@ -1157,7 +1157,7 @@ def fill_card_play_event_features_nb(state, cs, orders, pol, table, side, front,
             feat[i, 8] = event_value_nb(state, cs, orders, pol, table, side, cards[i], ctx, tmp)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_reaction_features_nb(state, cs, orders, pol, table, side, ctx, rcards, n, feat):
     """REACTION rows: row 0 = pass, row ``i`` = reaction card ``rcards[i - 1]`` with its
     :func:`event_value_nb` and what the card is otherwise worth (orders, cubes, combat modifier)."""
@@ -1177,7 +1177,7 @@ def fill_reaction_features_nb(state, cs, orders, pol, table, side, ctx, rcards, 
         feat[i, 11] = cs.combat_modifier[side, c - 1]
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_event_target_features_nb(state, orders, m, pol, table, side, card, ctx, targets, n, feat):
     """EVENT_TARGET rows (``events.nb.legal_event_targets_nb``): an area (Desertions, ``reinforce``:
     ``friendly`` = 1 for a placement) or an enemy block (``block_sp`` as known, ``loss`` the SP it
@@ -1234,7 +1234,7 @@ def fill_event_target_features_nb(state, orders, m, pol, table, side, card, ctx,
 # --- leader orders (SoE 9.0) ---------------------------------------------------------------------
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_leader_features_nb(state, orders, m, pol, leaders, side, r_leader, r_type, r_area, r_block, n, feat):
     """LEADER rows: row 0 = pass (type -1), row ``i`` = ``leaders.nb.legal_leader_orders_nb`` row
     ``i - 1``. Columns 0–15 are those of an ORDER row for the same (type, area)
@@ -1249,7 +1249,7 @@ def fill_leader_features_nb(state, orders, m, pol, leaders, side, r_leader, r_ty
     _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_block, n, feat)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_leader_features_cached_nb(state, orders, m, pol, leaders, side, r_leader, r_type, r_area, r_block, n, feat,
                                    cache):
     """:func:`fill_leader_features_nb` with ``side``'s arrays of the game's
@@ -1265,7 +1265,7 @@ def fill_leader_features_cached_nb(state, orders, m, pol, leaders, side, r_leade
     _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_block, n, feat)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _leader_order_rows_nb(leaders, r_leader, r_type, r_area, n, otype, oarea):
     """The ORDER (type, area) of each LEADER row (row 0: pass) into ``otype`` / ``oarea``."""
     otype[0] = onb.NO_ORDER
@@ -1278,7 +1278,7 @@ def _leader_order_rows_nb(leaders, r_leader, r_type, r_area, n, otype, oarea):
         oarea[i] = r_area[i - 1]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_block, n, feat):
     """The LEADER columns of :func:`fill_leader_features_nb` after the ORDER columns."""
     feat[0, 16] = -1.0
@@ -1308,7 +1308,7 @@ def _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_bl
 # --- battle order, advance, withdrawal loss, order of execution (SoE 7.4, 7.43, 7.2, 7.3) ---------
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_battle_order_features_nb(state, orders, m, pol, side, areas, sizes, n, feat):
     """BATTLE_ORDER rows: the equal-size battles ``areas[:n]`` the initiative holder ``side`` may
     fight next (SoE 7.4). ``p_win``: ``side``'s exact chance to win the battle with blind draws, from
@@ -1341,7 +1341,7 @@ def fill_battle_order_features_nb(state, orders, m, pol, side, areas, sizes, n, 
                                                   int(own_n[a]), -1)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_advance_features_nb(state, orders, m, pol, side, area, blocks, n, feat):
     """ADVANCE rows (SoE 7.43): row 0 = stop (every remaining block stays in ``area``), row ``i`` =
     send ``blocks[i - 1]`` back to the area it came from (``back``). ``staying`` = own blocks in the
@@ -1378,7 +1378,7 @@ def fill_advance_features_nb(state, orders, m, pol, side, area, blocks, n, feat)
         feat[i, 7] = _adjacent_sum_nb(m, back, en_sp)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_withdraw_loss_features_nb(state, blocks, n, feat):
     """WITHDRAW_LOSS rows (SoE 7.2 "lose 1SP from any one block"): the withdrawing blocks."""
     for i in range(n):
@@ -1391,7 +1391,7 @@ def fill_withdraw_loss_features_nb(state, blocks, n, feat):
         feat[i, 5] = 1.0 if state.block_arm[b] == ARM.CAVALRY else 0.0
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, n, feat):
     """EXEC_ORDER rows (SoE 7.3 "in any order"): the side's placed orders of the group, in placement
     order (``rank``). ``movers``: distinct blocks that could execute the order now (a block may be
@@ -1405,7 +1405,7 @@ def fill_exec_order_features_nb(state, orders, m, orules, pol, side, order_ids, 
                                         new_feat_scratch_nb(state.control.shape[0], nbk))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_exec_order_features_scratch_nb(state, orders, m, orules, pol, side, order_ids, n, feat, mb, md, mv, mx,
                                         mscr, fscr):
     """:func:`fill_exec_order_features_nb` (the same values) with the caller's move rows ``mb``,
@@ -1524,7 +1524,7 @@ def score_options_nb(p, kind, feat, n, out):
         out[i] = s
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _score_leader_nb(p, f):
     """A leader order (SoE 9.0): scored like the same order placed (:func:`_score_order_nb`; Budyonny's
     full-strength Forced March Out like a Move Out), Stalin's immediate reorganization 0.3 (+0.05 per
@@ -1545,7 +1545,7 @@ def _score_leader_nb(p, f):
     return s - 0.5 * f[19] - p[P_LEADER_RESERVE]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _score_order_nb(p, f):
     t = f[0]
     if t == onb.NO_ORDER:
@@ -1592,7 +1592,7 @@ def _score_order_nb(p, f):
     return 0.0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _score_move_nb(p, f, rail):
     if f[0] > 0:  # stop executing this order
         return 0.0

@@ -70,14 +70,14 @@ _OUT_MASK = ((1 << onb.FORCED_MARCH_OUT) | (1 << onb.MOVE_OUT) | (1 << onb.WITHD
              | (1 << onb.REORGANIZE) | (1 << onb.RAIL_TRANSPORT))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def is_out_type_nb(t):
     """Order types given to the blocks of their own area (Forced March Out, Move Out, Withdraw,
     Defend, Reorganize, Rail Transport): a leader order of such a type countermands (L5)."""
     return t >= 0 and ((_OUT_MASK >> t) & 1) != 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def group_nb(t):
     """Position of an order type in the execution sequence of SoE 7.3: 0 forced marches, 1 Recon,
     2 moves, 3 Withdraw, 4 battles (Defend Area is revealed there), 5 Reorganize, 6 Rail Transport."""
@@ -96,7 +96,7 @@ def group_nb(t):
     return 6
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def groups_done_nb(window):
     """Execution groups (:func:`group_nb`) already over when ``window`` opens."""
     if window == LW_BEFORE_FORCED:
@@ -128,13 +128,13 @@ def any_leader_nb(leaders):
     return False
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _window_ok_nb(ability, window):
     # SoE 9.0: "None may be given once battles are being resolved (except for Sikorski's 'Recon')."
     return window < LW_AFTER_BATTLES or ability == ABILITY.RECON
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def ready_leaders_nb(block_status, block_side, block_area, front, leaders, used, side, window, out):
     """``out[b]``: leader ``b`` can give his order now — ``side``'s leader on the map with an ability,
     not used this round (SoE 9.0 "once per round"), on his ability's front (``front`` = the map's
@@ -155,7 +155,7 @@ def ready_leaders_nb(block_status, block_side, block_area, front, leaders, used,
     return k
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def command_range_nb(m, side, start, rng, out_dist, queue):
     """Areas within ``rng`` links of ``start`` (SoE 9.0 "within 2 areas of his position"; reading L4):
     links are counted across anything (friendly, empty or enemy areas, as for a Recon, SoE 7.2),
@@ -183,7 +183,7 @@ def command_range_nb(m, side, start, rng, out_dist, queue):
     return tail
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _same_type_blocks_nb(order_side, order_area, order_type, order_status, n_ord, side, t, area, ability):
     """SoE 7.2 "never two of the same type of order" in an area (reading L5): a leader order of type
     ``t`` is refused where the side has a non-removed order of that type, unless it countermands it
@@ -265,7 +265,7 @@ class LeaderScratch(NamedTuple):
     hop: np.ndarray
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def new_leader_scratch_nb(n_blocks, n_areas, n_links):
     n = n_areas
     return LeaderScratch(np.zeros(n_blocks, dtype=np.bool_), np.zeros(n_blocks, dtype=np.bool_),
@@ -278,7 +278,7 @@ def new_leader_scratch_nb(n_blocks, n_areas, n_links):
                          np.zeros(n, dtype=np.int32))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side, window, out_leader, out_type,
                                    out_area, out_block, scr):
     """:func:`legal_leader_orders_nb` with the caller's :class:`LeaderScratch` ``scr`` (no

@@ -113,22 +113,22 @@ _BRIGADE = int(UnitClass.BRIGADE)
 # small helpers
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def is_move_type_nb(t):
     return t == FORCED_MARCH_TO or t == FORCED_MARCH_OUT or t == MOVE_TO or t == MOVE_OUT
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def is_forced_nb(t):
     return t == FORCED_MARCH_TO or t == FORCED_MARCH_OUT
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def is_to_type_nb(t):
     return t == FORCED_MARCH_TO or t == MOVE_TO
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def is_area_bound_nb(t):
     """Orders that need a block to stay in their area until after the moves (O7)."""
     return t == WITHDRAW or t == DEFEND or t == REORGANIZE or t == RAIL_TRANSPORT
@@ -178,7 +178,7 @@ def edge_blocked_nb(state, map_arrays, side, cnt, out):
                 out[e] = True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _pool_brigade(state, b, sp):
     """A force-pool brigade of ``b``'s side, nation and arm that can hold ``sp`` (SoE 2.2; O10)."""
     for r in range(state.block_side.shape[0]):
@@ -192,7 +192,7 @@ def _pool_brigade(state, b, sp):
     return -1
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def max_detach_nb(state, orules, b):
     """Largest detachment a block may leave behind (0: none; SoE 2.2)."""
     return _max_detach_arr(state.block_side, state.block_class, state.block_nation, state.block_arm,
@@ -200,7 +200,7 @@ def max_detach_nb(state, orules, b):
                            orules.detachment_max_sp, b)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _max_detach_arr(block_side, block_class, block_nation, block_arm, block_status, block_sp, block_max_sp,
                     detachments, detachment_max_sp, b):
     """:func:`max_detach_nb` on the state's arrays: one pass over the force pool for the largest
@@ -265,7 +265,7 @@ def reset_phase_nb(state, orders, keep_seen):
             orders.seen[1 - s, b] = False
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def mark_battle_nb(state, orders, area):
     """Call before resolving the battle in ``area``: its blocks have fought (no rail transport
     afterwards, SoE 7.6) and are revealed to both sides (SoE 7.41.3)."""
@@ -307,7 +307,7 @@ def _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t, i, b):
     return ok
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, start_slot, match_block,
              match_slot, blocks, n_blocks_side, visited, from_slot, queue):
     """Find an augmenting path from order ``start_slot`` (bipartite matching orders ↔ blocks; each
@@ -840,7 +840,7 @@ def place_order_nb(state, orders, side, front, order_type, area):
 # movement (SoE 7.3, 7.31, 7.32, 7.33, 2.2)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _vias_nb(ip, ix, eb, el, enemy_row, side, start, dest, allowance, stamp, gen, sdist, queue, out_via):
     """Neighbours of ``dest`` a block from ``start`` may enter it from within ``allowance`` links,
     along a path that does not pass through ``dest`` and whose last link is open.
@@ -916,7 +916,7 @@ class MoveScratch(NamedTuple):
     wd: WithdrawScratch
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def max_degree_nb(adj_indptr):
     """The most links of any area (the size of per-neighbour scratch such as retreat candidates)."""
     max_deg = 0
@@ -969,7 +969,7 @@ def _reverse_reach_nb(ip, ix, eb, el, enemy_row, side, dest, depth, rdist, queue
             tail += 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
                 write, first_only, scr):
     # The named tuples are unpacked into local arrays once: helpers taking ``state`` / ``orders``
@@ -1124,7 +1124,7 @@ def legal_moves_nb(state, orders, map_arrays, orules, order_id, out_block, out_d
                        True, False, new_move_scratch_nb(state.block_side.shape[0], map_arrays))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def legal_moves_scratch_nb(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
                            scr):
     """:func:`legal_moves_nb` with the caller's :class:`MoveScratch` ``scr`` (same rows)."""
@@ -1302,7 +1302,7 @@ def new_withdraw_scratch_nb(n_blocks, map_arrays):
                            np.zeros(n, dtype=np.int32), np.full(2, -1, dtype=np.int64))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _withdraw_targets_nb(state, map_arrays, orules, s, a, m, ws):
     """SoE 7.2 Withdraw: the retreat candidates (``ws.cand``, returns how many) and the area of each
     of the ``m`` withdrawing blocks (``ws.target``) of ``s``'s blocks leaving ``a``, toward the
@@ -1554,7 +1554,7 @@ def defend_flag_nb(state, orders, side, area):
 # Reorganize (SoE 7.2, 7.5)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _reorg_ok(state, orders, o, b):
     return _reorg_ok_arr(state.block_status, state.block_side, state.block_area, state.block_prev_area,
                          state.block_in_supply, state.block_sp, state.block_max_sp, orders.moved, orders.detached,
@@ -1659,7 +1659,7 @@ def execute_reorganize_nb(state, orders, orules, order_id):
 # Rail transport (SoE 7.2, 7.6)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
     n = map_arrays.front.shape[0]
     cnt = np.zeros((2, n), dtype=np.int32)
@@ -1675,7 +1675,7 @@ def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
                  orules.rail_depot_range, out_dist)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def _rail_battle_dests_nb(state, map_arrays, orules, side, dist, out):
     """EatS II.4.1 Railway transport (reading V5; ``orules.rail_may_join_defended_battle``): the
     battle areas a rail move may end in, as ``out`` (n_areas,) bool: an area with enemy blocks (a
@@ -1717,7 +1717,7 @@ def _rail_battle_dests_nb(state, map_arrays, orules, side, dist, out):
     return k
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, write, first_only):
     if order_id < 0 or order_id >= orders.n_orders[0] or orders.order_status[order_id] != PLACED:
         return 0

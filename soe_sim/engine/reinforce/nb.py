@@ -126,7 +126,7 @@ def build_cost_nb(block_class, rr):
     return -1
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=True, internal=True)
 def _friendly_counts_nb(block_side, block_area, block_status, n_areas):
     cnt = np.zeros((2, n_areas), dtype=np.int32)
     for b in range(block_side.shape[0]):
@@ -136,7 +136,7 @@ def _friendly_counts_nb(block_side, block_area, block_status, n_areas):
     return cnt
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _has_room_nb(eastern_link, count_row, area, max_blocks):
     """SoE 7.33 stacking (Eastern Links unlimited, 1.4)."""
     return eastern_link[area] or count_row[area] < max_blocks
@@ -305,7 +305,7 @@ def replace_garrisons_nb(key_city, block_side, block_area, block_status, garriso
 # SoE 8.2: combine blocks
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _combine_ok_nb(side, d, b, block_side, block_arm, block_class, block_nation, block_area, block_status,
                    block_sp, block_max_sp, nation_active):
     if d == b:
@@ -405,7 +405,7 @@ def apply_combine_nb(side, d, b, block_side, block_arm, block_class, block_natio
 # SoE 8.3, 8.31: strengthen blocks
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _strengthen_ok_nb(side, b, block_side, block_arm, block_nation, block_area, block_status, block_sp,
                       block_max_sp, block_in_supply, built, nation_active, front, front_line, gained_area,
                       rr, pool_cubes, pool_front, pool_nation):
@@ -497,7 +497,7 @@ def apply_strengthen_nb(side, b, block_side, block_arm, block_nation, block_area
 # SoE 8.4: build new blocks
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _build_block_ok_nb(side, b, block_side, block_arm, block_class, block_nation, block_status, nation_active,
                        rr, pool_cubes, pool_nation):
     if block_side[b] != side:
@@ -517,7 +517,7 @@ def _build_block_ok_nb(side, b, block_side, block_arm, block_class, block_nation
     return pool_cubes[k] >= cost
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, internal=True)
 def _build_area_ok_nb(side, a, eastern_link, depot, enemy, cnt_row, rr, pool_area):
     if pool_area >= 0 and a != pool_area:
         return False  # 8.5: built on the strategic city
