@@ -88,6 +88,15 @@ def test_plain_numba_compiles_a_version_per_integer_width():
     assert len(callee.overloads) == 2
 
 
+def _package_kernels():
+    """``(module name, name, dispatcher)`` of every kernel defined in the package (not re-exported)."""
+    for info in pkgutil.walk_packages(soe_sim.__path__, "soe_sim."):
+        module = importlib.import_module(info.name)
+        for name, obj in inspect.getmembers(module, lambda o: isinstance(o, CPUDispatcher)):
+            if obj.py_func.__module__ == module.__name__:
+                yield module.__name__, name, obj
+
+
 def test_an_internal_kernel_has_no_python_entry_point():
     """``internal=True``: callable from jitted code only; from Python a clear ``TypeError`` instead of
     a jump to the null entry point numba leaves without a wrapper."""
@@ -153,12 +162,7 @@ def test_no_python_code_names_an_internal_kernel():
 
     from soe_sim._jit import InternalDispatcher
 
-    internal = set()
-    for info in pkgutil.walk_packages(soe_sim.__path__, "soe_sim."):
-        module = importlib.import_module(info.name)
-        for name, obj in inspect.getmembers(module, lambda o: isinstance(o, InternalDispatcher)):
-            if obj.py_func.__module__ == module.__name__:
-                internal.add(name)
+    internal = {name for _, name, obj in _package_kernels() if isinstance(obj, InternalDispatcher)}
     assert len(internal) > 100  # the loop's kernels are among them (docs/engine-design.md "Compile time")
     assert {"battles_nb", "_execute_order_nb", "leader_window_nb"} <= internal
     named = internal & _python_names(Path(soe_sim.__file__).resolve().parent.parent)
@@ -183,14 +187,10 @@ def test_every_package_kernel_uses_the_wrapper():
     """Every dispatcher defined in the package resolves calls by type only (a plain ``numba.njit``
     kernel called with constants would bring the per-value compilations back)."""
     plain, seen = [], 0
-    for info in pkgutil.walk_packages(soe_sim.__path__, "soe_sim."):
-        module = importlib.import_module(info.name)
-        for name, obj in inspect.getmembers(module, lambda o: isinstance(o, CPUDispatcher)):
-            if obj.py_func.__module__ != module.__name__:
-                continue
-            seen += 1
-            if "get_call_template" not in vars(obj):
-                plain.append(f"{module.__name__}.{name}")
+    for module_name, name, obj in _package_kernels():
+        seen += 1
+        if "get_call_template" not in vars(obj):
+            plain.append(f"{module_name}.{name}")
     assert seen > 200  # the engine's kernels were found
     assert plain == []
 

@@ -904,15 +904,15 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
     Game ``i`` is ``play_game(scenario, seed=(seed, i))`` with ``random`` policies in both modes (the
     every-step mode plays them one by one through a Python chooser that draws the same choices, so
     it is slower: about 17 ms per Kiev Offensive game on the project's 2-core VM, against 1 ms).
-    Returns ``{"scenario", "ruleset", "games", "seed", "checked", "violations", "crashes", "stalemates", "first_violation", "first_crash",
-    "outcomes", "winners", "mean_steps"}``: ``checked`` = ``"every phase"`` or ``"every decision"``;
-    ``violations`` = games with at least one violated invariant; ``first_violation`` (or None) =
-    ``{"game", "seed": [seed, game], "step", "round", "phase", "code", "when"}`` for the
-    lowest-numbered such game, its earliest violation (``when``: ``"decision"`` — before the choice of
-    step ``step`` — or ``"phase end"``), so that it can be replayed; ``stalemates`` = games aborted by
-    a hard cap; ``crashes`` = games whose kernel raised (re-run one by one to find them). ``ruleset``:
-    as in :func:`game_setup` (``"eats"``: The Eagle and the Star). ``progress``: a tqdm bar on stderr
-    (every-step mode).
+    Returns ``{"scenario", "ruleset", "games", "seed", "checked", "violations", "crashes", "stalemates",
+    "first_violation", "first_crash", "outcomes", "winners", "mean_steps"}``: ``checked`` = ``"every
+    phase"`` or ``"every decision"``; ``violations`` = games with at least one violated invariant;
+    ``first_violation`` (or None) = ``{"game", "seed": [seed, game], "step", "round", "phase", "code",
+    "when"}`` for the lowest-numbered such game, its earliest violation (``when``: ``"decision"`` —
+    before the choice of step ``step`` — or ``"phase end"``), so that it can be replayed;
+    ``stalemates`` = games aborted by a hard cap; ``crashes`` = games whose kernel raised (re-run one
+    by one to find them). ``ruleset``: as in :func:`game_setup` (``"eats"``: The Eagle and the Star).
+    ``progress``: a tqdm bar on stderr (every-step mode).
     """
     setup = game_setup(scenario, ruleset)
     seed_int = seed
