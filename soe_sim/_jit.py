@@ -55,7 +55,11 @@ def _unliteral_args(args):
 
 def _typed_by_type_only(dispatcher):
     """Make ``dispatcher`` compile and resolve calls from other kernels on :func:`_call_type` argument
-    types (no literals, narrow signed integers as ``int64``)."""
+    types (no literals, narrow signed integers as ``int64``). Under ``NUMBA_DISABLE_JIT=1`` numba
+    returns the plain Python function, which is returned as it is (the kernels then run as Python:
+    slow, but steppable in a debugger and countable by a profiler)."""
+    if not isinstance(dispatcher, CPUDispatcher):
+        return dispatcher
     resolve = dispatcher.get_call_template
 
     def get_call_template(args, kws):
@@ -91,7 +95,7 @@ def njit(*args, **options):
 
     def decorate(func):
         dispatcher = numba.njit(**options)(func)
-        if internal:
+        if internal and isinstance(dispatcher, CPUDispatcher):
             dispatcher.__class__ = InternalDispatcher
         return _typed_by_type_only(dispatcher)
 
@@ -104,7 +108,9 @@ _NOTIFIED: set[int] = set()
 def has_compiled_version(dispatcher) -> bool:
     """Whether ``dispatcher`` has a version in memory or a fresh index in numba's on-disk cache (a
     cache written for this source file and numba version; ``False`` when numba's cache internals are
-    not as expected)."""
+    not as expected; ``True`` for a plain function, under ``NUMBA_DISABLE_JIT=1``: nothing to compile)."""
+    if not isinstance(dispatcher, CPUDispatcher):
+        return True
     if dispatcher.overloads:
         return True
     try:

@@ -457,16 +457,18 @@ def log_event_nb(log, ctr, state, kind, side, area, area2, block, value, value2)
         if ctr[C_ABORT] == ABORT.NONE:
             ctr[C_ABORT] = ABORT.LOG_FULL
         return False
+    # fields set by name, not as attributes: a record is then also writable when the kernels run as
+    # Python (NUMBA_DISABLE_JIT, tests/test_pure_python.py), where numpy.void has no attribute setters
     e = log[i]
-    e.round = state.round[0]
-    e.phase = state.phase[0]
-    e.kind = kind
-    e.side = side
-    e.area = area
-    e.area2 = area2
-    e.block = block
-    e.value = value
-    e.value2 = value2
+    e["round"] = state.round[0]
+    e["phase"] = state.phase[0]
+    e["kind"] = kind
+    e["side"] = side
+    e["area"] = area
+    e["area2"] = area2
+    e["block"] = block
+    e["value"] = value
+    e["value2"] = value2
     ctr[C_EVENTS] = i + 1
     return True
 

@@ -74,7 +74,8 @@ _OUT_MASK = ((1 << onb.FORCED_MARCH_OUT) | (1 << onb.MOVE_OUT) | (1 << onb.WITHD
 def is_out_type_nb(t):
     """Order types given to the blocks of their own area (Forced March Out, Move Out, Withdraw,
     Defend, Reorganize, Rail Transport): a leader order of such a type countermands (L5)."""
-    return t >= 0 and ((_OUT_MASK >> t) & 1) != 0
+    # np.int64: an int8 shift count would make the mask int8 when run as Python (NUMBA_DISABLE_JIT)
+    return t >= 0 and ((_OUT_MASK >> np.int64(t)) & 1) != 0
 
 
 @njit(cache=True, _nrt=False, internal=True)

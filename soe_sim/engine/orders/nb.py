@@ -692,7 +692,7 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
             a = orders.order_area[o]
             same[t, a] += 1
             if same[t, a] >= max_same:
-                closed[a] |= 1 << t
+                closed[a] |= np.int64(1) << t  # np.int64: t is int8 when run as Python
             if orules.withdraw_excludes_defend:  # EatS II.4.1: no Withdraw where a Defend order is, and back
                 if t == DEFEND:
                     closed[a] |= 1 << WITHDRAW

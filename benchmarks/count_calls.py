@@ -1,0 +1,95 @@
+"""Exact calls per game of every engine kernel, and who calls them: the kernels run as Python.
+
+Run::
+
+    .venv/bin/python benchmarks/count_calls.py --polish random --soviet random --games 3 \\
+        --callers clear_bfs_into_nb --callers presence_nb
+
+A sampling profile (``profile_games.py`` + ``perf``) says where the compiled games spend their time,
+but numba's code keeps no frame pointers, so it cannot say how often a kernel runs or who called it.
+This script re-executes itself with ``NUMBA_DISABLE_JIT=1`` — the same kernels run by the interpreter,
+which plays the very games the machine code plays (``tests/test_pure_python.py``) — plays ``--games``
+games of ``--scenario`` with :func:`soe_sim.engine.game.play_games` under :mod:`cProfile`, and prints
+JSON: for each kernel of ``soe_sim.engine`` and ``soe_sim.battle``, its calls per game (exact) and its
+interpreter time per game (``python_ms_per_game``: a rough measure of the work it does, not of its
+compiled time), and for each ``--callers`` name the calls per game from each caller. Kernels that
+LLVM inlines still count here: these are calls in the source, not in the machine code.
+"""
+from __future__ import annotations
+
+import cProfile
+import os
+import pstats
+import subprocess
+import sys
+import time
+
+import click
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _output import emit_json  # noqa: E402
+
+_PACKAGES = ("soe_sim/engine/", "soe_sim/battle/")
+
+
+def _count(scenario: str, polish: str, soviet: str, games: int, seed: int, ruleset: str, callers: tuple,
+           top: int) -> dict:
+    from soe_sim.engine.game import nb, play_games
+
+    profile = cProfile.Profile()
+    start = time.perf_counter()
+    profile.enable()
+    rows = play_games(scenario, games, seed=seed, threads=1, polish=polish, soviet=soviet, raw=True,
+                      ruleset=ruleset)
+    profile.disable()
+    elapsed = time.perf_counter() - start
+    stats = pstats.Stats(profile).stats
+    kernels = []
+    by_name: dict[str, list] = {}
+    for (path, _line, name), (_cc, calls, self_time, _cum, who) in stats.items():
+        path = path.replace(os.sep, "/")
+        if not any(p in path for p in _PACKAGES):
+            continue
+        module = path[path.rindex("soe_sim/"):].removesuffix(".py").replace("/", ".")
+        kernels.append({"kernel": f"{module}.{name}", "calls_per_game": round(calls / games, 2),
+                        "python_ms_per_game": round(1000 * self_time / games, 3)})
+        by_name.setdefault(name, []).append(who)
+    kernels.sort(key=lambda k: -k["python_ms_per_game"])
+    caller_table = {}
+    for name in callers:
+        if name not in by_name:
+            raise click.BadParameter(f"no engine kernel named {name!r} ran in these games", param_hint="--callers")
+        rows_by_caller: dict[str, float] = {}
+        for who in by_name[name]:
+            for (_path, _line, caller), (_cc, calls, _tt, _ct) in who.items():
+                rows_by_caller[caller] = rows_by_caller.get(caller, 0.0) + calls / games
+        caller_table[name] = {k: round(v, 2) for k, v in sorted(rows_by_caller.items(), key=lambda kv: -kv[1])}
+    return {
+        "scenario": scenario, "polish": polish, "soviet": soviet, "ruleset": ruleset, "games": games, "seed": seed,
+        "mean_steps_per_game": float(rows[:, nb.R_STEPS].mean()),
+        "python_seconds": round(elapsed, 2),
+        "kernels": kernels[:top] if top else kernels,
+        "callers": caller_table,
+    }
+
+
+@click.command()
+@click.option("--scenario", default="kiev-offensive", show_default=True)
+@click.option("--polish", default="balanced", show_default=True)
+@click.option("--soviet", default="balanced", show_default=True)
+@click.option("--games", default=3, show_default=True, type=click.IntRange(1))
+@click.option("--seed", default=2, show_default=True)
+@click.option("--ruleset", default="soe", show_default=True)
+@click.option("--callers", multiple=True, help="Also list the callers of this kernel (repeatable).")
+@click.option("--top", default=40, show_default=True, help="Kernels listed (0: all).")
+@click.option("--out", default=None, help="Also write the JSON here.")
+def main(scenario, polish, soviet, games, seed, ruleset, callers, top, out):
+    if os.environ.get("NUMBA_DISABLE_JIT") != "1":
+        # numba reads the switch once, at import: run again in a fresh interpreter with it set
+        env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONWARNINGS="ignore")
+        sys.exit(subprocess.call([sys.executable, *sys.argv], env=env))
+    emit_json(_count(scenario, polish, soviet, games, seed, ruleset, callers, top), out)
+
+
+if __name__ == "__main__":
+    main()
