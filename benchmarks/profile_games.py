@@ -57,7 +57,19 @@ def dump_machine_code(perf_map: str, out_dir: str) -> int:
     import ctypes
     import json
 
+    import bisect
+
     os.makedirs(out_dir, exist_ok=True)
+    # a function's size in the perf map runs to the next symbol, which may lie in another mapping:
+    # clamp each read to the end of the readable mapping holding its start (reading past it faults)
+    ranges = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            span, perms = line.split()[:2]
+            if perms.startswith("r"):
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                ranges.append((lo, hi))
+    starts = [lo for lo, _ in ranges]
     index = []
     with open(perf_map) as f:
         for line in f:
@@ -65,6 +77,10 @@ def dump_machine_code(perf_map: str, out_dir: str) -> int:
             if "soe_sim" not in name and not name.startswith("NRT_"):
                 continue
             a, s = int(addr, 16), int(size, 16)
+            r = bisect.bisect_right(starts, a) - 1
+            if r < 0 or a >= ranges[r][1]:
+                continue
+            s = min(s, ranges[r][1] - a)
             Path(out_dir, f"{a:x}.bin").write_bytes(ctypes.string_at(a, s))
             index.append((a, s, name.strip()))
     Path(out_dir, "index.json").write_text(json.dumps(index))

@@ -613,3 +613,73 @@ def test_setup_arrays_are_writable_and_contiguous(ruleset):
             for field, v in bundle._asdict().items():
                 if isinstance(v, np.ndarray):
                     assert v.flags.writeable and v.flags.c_contiguous, (sid, ruleset, name, field)
+
+
+# --- the set-up of a scenario: its own data root, cached while its files are unchanged ----------------
+
+
+def _copy_data(tmp_path):
+    import shutil
+
+    from soe_sim._paths import data_dir
+
+    root = tmp_path / "mydata"
+    shutil.copytree(data_dir(), root, ignore=shutil.ignore_patterns("README.md"))
+    return root
+
+
+def _set_area_vp(root, area, vp):
+    path = root / "map" / "areas.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    header = next(i for i, ln in enumerate(lines) if not ln.startswith("#"))
+    vp_col = lines[header].strip().split(",").index("vp")
+    for i in range(header + 1, len(lines)):
+        cells = lines[i].rstrip("\n").split(",")
+        if cells[0] == area:
+            cells[vp_col] = str(vp)
+            lines[i] = ",".join(cells) + "\n"
+    path.write_text("".join(lines))
+
+
+def test_a_scenario_in_a_copy_of_the_data_is_played_on_that_copy(tmp_path):
+    """A designer's copy of ``data/`` (SoE 1.3: Kiev made a 9-VP city): the set-up of a scenario file
+    in it uses the copy's map, roster and decks — the ones ``load_scenario`` validated it against —
+    not the built-in ones (it used to take the built-in map: the edit was silently ignored)."""
+    from soe_sim.data import load_scenario
+    from soe_sim.engine.game import scenario_data
+
+    root = _copy_data(tmp_path)
+    _set_area_vp(root, "kiev", 9)
+    path = root / "scenarios" / "kiev-offensive.toml"
+    built_in = game_setup("kiev-offensive")
+    for setup in (game_setup(str(path)), game_setup(load_scenario(path))):
+        kiev = setup.game_map.area_index["kiev"]
+        assert int(setup.game_map.areas.loc[kiev, "vp"]) == 9
+        assert int(setup.game_map.arrays.vp[kiev]) == 9
+    assert int(built_in.game_map.areas.loc[built_in.game_map.area_index["kiev"], "vp"]) != 9
+    _map, _roster, decks = scenario_data(load_scenario(path))
+    assert set(decks) == {"polish", "soviet"}  # the copy's decks, read from its cards/ folder
+    assert scenario_data(load_scenario("kiev-offensive"))[2] is None  # built-in: the default loaders
+
+
+def test_the_setup_is_cached_until_a_data_file_changes(tmp_path, monkeypatch):
+    """``simulate`` and ``play_chunk`` ask for the set-up at every call: it is built once (reading and
+    validating the scenario, map, roster and decks takes about a quarter of a second) and again only
+    when one of its files changes."""
+    import soe_sim.data
+    from soe_sim import simulate
+
+    root = _copy_data(tmp_path)
+    path = str(root / "scenarios" / "tutorial.toml")
+    loads = []
+    real = soe_sim.data.load_scenario
+    monkeypatch.setattr(soe_sim.data, "load_scenario", lambda *a, **k: loads.append(a) or real(*a, **k))
+    first = game_setup(path)
+    assert game_setup(path) is first and len(loads) == 1
+    for _ in range(2):
+        simulate(path, games=2, seed=1, threads=1, progress=False)
+    assert len(loads) == 1  # no scenario read or validated again
+    areas = root / "map" / "areas.csv"
+    st = areas.stat()
+    os.utime(areas, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert game_setup(path) is not first and len(loads) == 2

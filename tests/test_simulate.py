@@ -82,6 +82,28 @@ def test_thread_count_and_batching_do_not_change_results(sim):
     assert not other["vp"].equals(sim.games["vp"].iloc[:20].reset_index(drop=True))
 
 
+def test_batches_share_their_workers_and_still_play_the_same_games(monkeypatch):
+    """``simulate`` keeps one set of worker threads, input copies and per-thread work (scratch,
+    event log, the scripted policies' win-probability memo) for all its batches
+    (``ChunkWorkers``): the work is made once per thread, not once per batch, and a memo filled in an
+    earlier batch gives the games of a later batch the very values they would compute afresh."""
+    import soe_sim.engine.game.work as work
+
+    made = []
+    real = work.batch_work
+    monkeypatch.setattr(work, "batch_work", lambda *a, **k: made.append(1) or real(*a, **k))
+    kw = dict(polish="balanced", soviet="aggressive", seed=5)
+    small_batches = simulate(SC, games=36, threads=1, batch_size=4, **kw)
+    assert len(made) == 1  # nine batches, one thread: one work
+    made.clear()
+    two_threads = simulate(SC, games=36, threads=2, batch_size=12, **kw)
+    assert 1 <= len(made) <= 2
+    one_batch = play_chunk(SC, seed=5, games=36, polish="balanced", soviet="aggressive")[0]
+    pd.testing.assert_frame_equal(small_batches, two_threads)
+    pd.testing.assert_frame_equal(small_batches.reset_index(drop=True), one_batch.reset_index(drop=True),
+                                  check_names=False)
+
+
 def test_plain_frame_and_battle_overflow_replay(sim):
     df = simulate(SC, games=60, seed=11, threads=2)
     assert isinstance(df, pd.DataFrame)

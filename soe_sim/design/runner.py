@@ -64,11 +64,11 @@ class Runner:
     def __init__(self, scenario: str, polish="random", soviet="random", *, threads: int | None = 1,
                  chunk_size: int | None = None, progress: bool = False, dask: bool = False,
                  scheduler: str | None = None, client=None, workers: int | None = None, work_dir=None):
-        from soe_sim.data import load_scenario
+        from soe_sim.engine.game import game_setup
         from soe_sim.sim import resolve_policy
 
         self.scenario = str(scenario)
-        load_scenario(self.scenario)  # unknown ids: SoeInputError with a suggestion
+        game_setup(self.scenario)  # unknown ids: SoeInputError with a suggestion (cached for the runs)
         self.polish = resolve_policy(polish, "--polish")
         self.soviet = resolve_policy(soviet, "--soviet")
         self.threads = max(1, int(threads or 1))

@@ -835,10 +835,8 @@ def variant_setup(scenario, variant: Variant | str | None = None):
     v = BASE if variant is None else load_variant(variant)
     if v.is_base:
         from soe_sim.engine.game import game_setup
-        from soe_sim.data import load_scenario
 
-        load_scenario(str(scenario))  # unknown ids: a SoeInputError with a suggestion
-        return game_setup(str(scenario))
+        return game_setup(str(scenario))  # unknown ids: a SoeInputError with a suggestion
     return _setup_cached(str(scenario), v.cache_key())
 
 

@@ -780,13 +780,12 @@ def balance_report(scenario=DEFAULT_SCENARIO, games: int = DEFAULT_GAMES, polici
     key_cities : "vp", "key" or list of area ids
         Cities tracked at the end: every VP city (``"vp"``, default) or the 2-VP key cities (``"key"``).
     """
-    from soe_sim.data import load_scenario
     from soe_sim.engine.game import game_setup
     from soe_sim.sim import key_city_ids, simulate
 
     if not isinstance(scenario, str):
         raise SoeInputError(Problem("--scenario", "", "", scenario, "a scenario id is expected"))
-    load_scenario(scenario)  # unknown id: SoeInputError with a suggestion
+    game_setup(scenario)  # unknown id: SoeInputError with a suggestion (the set-up is cached for below)
     games = _check_int(games, "--games", 1)
     seed = _check_int(seed, "--seed", 0)
     matrix_games = games if matrix_games is None else _check_int(matrix_games, "--matrix-games", 1)

@@ -210,11 +210,7 @@ def _setup_of(scenario, ruleset=None):
 
     if isinstance(scenario, GameSetup):
         return game_setup(scenario, ruleset), str(scenario.scenario.id)
-    if isinstance(scenario, str):
-        from soe_sim.data import load_scenario
-
-        load_scenario(scenario)  # SoeInputError (with a suggestion) for an unknown id
-    setup = game_setup(scenario, ruleset)
+    setup = game_setup(scenario, ruleset)  # an unknown id: SoeInputError with a suggestion
     return setup, str(setup.scenario.id)
 
 
@@ -259,7 +255,20 @@ def _seeds(seed: int, start: int, stop: int) -> np.ndarray:
     return game_stream_seeds(np.random.SeedSequence(int(seed)), int(start), int(stop))
 
 
-def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity):
+def _workers(setup, policies, threads, log_capacity):
+    """The :class:`~soe_sim.engine.game.ChunkWorkers` that play ``setup``'s games with ``policies``
+    (ids, params) on ``threads`` threads: :func:`simulate` keeps one for all its batches."""
+    from soe_sim.engine.game import ChunkWorkers
+    from soe_sim.engine.game.work import batch_work
+
+    state = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
+             setup.rr, setup.orules, setup.cfg)
+    ids, params = policies
+    return ChunkWorkers(state, max(1, int(threads or 1)),
+                        lambda a: batch_work(*a[:7], a[9], ids.copy(), params.copy(), int(log_capacity)))
+
+
+def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity, workers=None):
     n = seeds.shape[0]
     cfg = setup.cfg
     n_ph = cfg.max_phases + 1 if trajectories else 0
@@ -272,19 +281,15 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     )
     if n == 0:
         return raw
-    from soe_sim.engine.game import run_chunks
-    from soe_sim.engine.game.work import batch_work
-
-    state = (setup.state0, setup.cards0, setup.orders0, setup.game_map.arrays, setup.cr, setup.er, setup.kr,
-             setup.rr, setup.orules, cfg)
-    ids, params = policies
     # The kernel releases the GIL: threads play disjoint slices of games, each thread with its own
     # copy of the inputs (each game depends only on its own seed row, so the slicing never changes a
     # result).
-    run_chunks(gnb.play_games_serial_nb, state, seeds, (raw.res, raw.stats, raw.key_ctrl, raw.traj_round,
-                                                        raw.traj_phase, raw.traj_vp, raw.bat, raw.counts),
-               max(1, int(threads or 1)), (True, key_areas),
-               per_thread=lambda a: batch_work(*a[:7], a[9], ids.copy(), params.copy(), int(log_capacity)))
+    outs = (raw.res, raw.stats, raw.key_ctrl, raw.traj_round, raw.traj_phase, raw.traj_vp, raw.bat, raw.counts)
+    if workers is None:
+        with _workers(setup, policies, threads, log_capacity) as w:
+            w.run(gnb.play_games_serial_nb, seeds, outs, (True, key_areas))
+    else:
+        workers.run(gnb.play_games_serial_nb, seeds, outs, (True, key_areas))
     return raw
 
 
@@ -379,7 +384,7 @@ def _frames(setup, scenario_id, pols, seed, game0, raw, key_ids, extra_battles, 
 def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: int = 0, games: int,
                threads: int | None = 1, key_cities=None, trajectories: bool = False, battles: bool = False,
                battle_cap: int = DEFAULT_BATTLE_CAP, log_capacity: int | None = None,
-               _check: bool = False):
+               _check: bool = False, _chunk_workers=None):
     """Games ``start .. start + games - 1`` of ``seed`` as ``(games, trajectories, battles)`` frames
     (the last two None unless asked). The building block of :func:`simulate` and of the sweep."""
     from soe_sim.engine.game import DEFAULT_LOG_CAPACITY
@@ -392,7 +397,7 @@ def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: 
     policies = _policy_arrays(pols)
     seeds = _seeds(seed, int(start), int(start) + int(games))
     raw = _run(setup, policies, seeds, key_areas, threads=threads, trajectories=trajectories,
-               battle_cap=int(battle_cap) if battles else 0, log_capacity=log_capacity)
+               battle_cap=int(battle_cap) if battles else 0, log_capacity=log_capacity, workers=_chunk_workers)
     extra = _battle_overflow(setup, policies, seeds, key_areas, raw, log_capacity) if battles else {}
     out = _frames(setup, sid, pols, int(seed), int(start), raw, key_ids, extra,
                   trajectories=trajectories, battles=battles)
@@ -577,14 +582,19 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     else:
         batch = int(batch_size or _batch_size(games, nthreads))
     batch = max(1, batch)
+    from soe_sim.engine.game import DEFAULT_LOG_CAPACITY
+
+    # one set of worker threads, input copies and per-thread work for every batch (ChunkWorkers)
+    workers = _workers(setup, _policy_arrays((polish, soviet)), nthreads,
+                       int(log_capacity or DEFAULT_LOG_CAPACITY))
     kw = dict(threads=nthreads, key_cities=key_cities, trajectories=trajectories, battles=battles,
-              log_capacity=log_capacity)
+              log_capacity=log_capacity, _chunk_workers=workers)
     parts, trajs, bats = [], [], []
     played = 0
     width = 1.0
     t0 = time.perf_counter()
-    with tqdm(total=games, unit="game", disable=not progress, desc=f"{sid} {polish.name} v {soviet.name}",
-              leave=False) as bar:
+    with workers, tqdm(total=games, unit="game", disable=not progress,
+                       desc=f"{sid} {polish.name} v {soviet.name}", leave=False) as bar:
         while played < games:
             k = min(batch, games - played)
             g, t, b = play_chunk(setup, polish, soviet, seed=seed, start=played, games=k, **kw)

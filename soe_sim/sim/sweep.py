@@ -446,8 +446,8 @@ def _overlay_rules(ruleset: str, overlay: Overlay, file: str = "<config>"):
 
 @functools.lru_cache(maxsize=64)
 def _setup_cached(scenario: str, ruleset: str, overlay_json: str):
-    from soe_sim.data import load_blocks, load_map, load_scenario
-    from soe_sim.engine.game import _build_setup, game_setup
+    from soe_sim.data import load_scenario
+    from soe_sim.engine.game import _build_setup, game_setup, scenario_data
 
     o = json.loads(overlay_json)
     if o.get("variant"):  # a designer variant names its own ruleset
@@ -457,7 +457,9 @@ def _setup_cached(scenario: str, ruleset: str, overlay_json: str):
     overlay = Overlay(o["name"], tuple(o["files"]), o["rules"])
     if ruleset == "soe" and not overlay.files and not overlay.rules:
         return game_setup(scenario)
-    return _build_setup(load_scenario(scenario), load_map(), load_blocks(), _overlay_rules(ruleset, overlay))
+    sc = load_scenario(scenario)
+    game_map, roster, decks = scenario_data(sc)
+    return _build_setup(sc, game_map, roster, _overlay_rules(ruleset, overlay), decks)
 
 
 def overlay_setup(scenario: str, overlay: Overlay | None = None, ruleset: str = "soe"):

@@ -69,7 +69,7 @@ __all__ = [
     "choose_option_nb", "policy_id", "Policy", "resolve_policy", "policy_arrays", "StateView", "JitPolicy",
     "EventLog", "new_event_log", "append_event",
     "GameSetup", "GameResult", "game_setup", "game_config", "game_streams", "game_stream_seeds", "game_seed_sequence",
-    "private_copy", "run_chunks",
+    "private_copy", "run_chunks", "ChunkWorkers",
     "play_game", "play_games", "events_frame", "format_events", "fuzz",
 ]
 
@@ -145,10 +145,10 @@ class GameSetup:
 
 def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MAX_STEPS,
                 max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, max_phases: int | None = None,
-                check_invariants: bool = False, roster=None) -> GameConfig:
+                check_invariants: bool = False, roster=None, decks: dict | None = None) -> GameConfig:
     """The kernel-ready :class:`GameConfig` of a scenario (victory, objectives, special rules, caps,
     the card-event table and the leader table of ``state``'s block universe; ``roster`` defaults to
-    ``load_blocks()``)."""
+    ``load_blocks()``, ``decks`` to the built-in decks)."""
     from soe_sim.engine.events import event_table
     from soe_sim.engine.leaders import leader_table
     from soe_sim.engine.reinforce import nation_rules
@@ -220,7 +220,7 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
         vp_leader_killed=int(rules["vp.leader_destroyed"]), vp_leader_captured=int(rules["vp.leader_captured"]),
         max_steps=int(max_steps), max_phase_steps=int(max_phase_steps), max_phases=int(max_phases),
         check_invariants=bool(check_invariants),
-        nation_move_ok=move_ok, **intern, etable=event_table(state, roster, rules, game_map=game_map),
+        nation_move_ok=move_ok, **intern, etable=event_table(state, roster, rules, decks=decks, game_map=game_map),
         leaders=leader_table(state, roster, rules, scenario),  # SoE 9.0 (rule leaders.abilities)
         klintsy=int(ai.get("klintsy", -1)),
     )
@@ -289,12 +289,66 @@ def internment_config(rules, game_map) -> dict:
             "intern_return": ret, "intern_delay": delay, "closed_to": closed}
 
 
-@functools.lru_cache(maxsize=16)
+def scenario_data(scenario) -> tuple:
+    """``(game_map, roster, decks)`` of the data root ``scenario`` belongs to (``decks`` None for the
+    default root: the built-in decks): the root of its file
+    (``soe_sim.data.scenario.data_root_of``: the parent of its ``scenarios/`` folder when that holds
+    a map, else the built-in data or ``$SOE_SIM_DATA``) — the map, blocks and cards it was validated
+    against, so a scenario in a copy of ``data/`` is played on that copy's map, roster and decks."""
+    from soe_sim._paths import data_dir
+    from soe_sim.data import load_blocks, load_cards, load_map
+    from soe_sim.data.scenario import data_root_of
+
+    path = getattr(scenario, "path", None)
+    root = data_root_of(path) if path is not None else data_dir()
+    if root.resolve() == data_dir().resolve():
+        # the default loaders: decks None = the built-in decks, or a design variant's deck_override
+        return load_map(), load_blocks(), None
+    return load_map(root), load_blocks(root), {s.slug: load_cards(s.slug, root) for s in Side}
+
+
+def _data_stamp(scenario_id: str, ruleset: str) -> tuple:
+    """``(path, mtime_ns, size)`` of every file a set-up of ``scenario_id`` under ``ruleset`` is read
+    from (the scenario file, the map, blocks, cards and rules of its data root and of the built-in
+    data, a ruleset file): part of the cache key, so an edited data file is read again. An unknown
+    scenario id raises :class:`SoeInputError` with a suggestion."""
+    from pathlib import Path
+
+    from soe_sim._paths import data_dir
+    from soe_sim.data.scenario import _resolve, data_root_of
+
+    path = _resolve(scenario_id)
+    files = {path.resolve()}
+    for root in {data_root_of(path), data_dir()}:
+        for sub in ("map", "blocks", "cards", "rules"):
+            d = root / sub
+            if d.is_dir():
+                files.update(q.resolve() for q in d.iterdir() if q.is_file())
+    if Path(ruleset).suffix == ".toml" and Path(ruleset).is_file():
+        files.add(Path(ruleset).resolve())
+    out = []
+    for q in sorted(files):
+        st = q.stat()
+        out.append((str(q), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
 def _setup_cached(scenario_id: str, ruleset: str = "soe") -> GameSetup:
-    from soe_sim.data import load_blocks, load_map, load_scenario
+    """The set-up of a scenario id or file under a ruleset name or file, built once while its data
+    files are unchanged (:func:`_data_stamp`): ``simulate``, ``play_chunk`` and the reports call this
+    at every call, and building it (reading and validating the scenario, map, roster and decks) takes
+    about a quarter of a second."""
+    return _setup_cached_stamped(scenario_id, ruleset, _data_stamp(scenario_id, ruleset))
+
+
+@functools.lru_cache(maxsize=16)
+def _setup_cached_stamped(scenario_id: str, ruleset: str, stamp: tuple) -> GameSetup:
+    from soe_sim.data import load_scenario
     from soe_sim.rules import load_rules
 
-    return _build_setup(load_scenario(scenario_id), load_map(), load_blocks(), load_rules(ruleset))
+    scenario = load_scenario(scenario_id)
+    game_map, roster, decks = scenario_data(scenario)
+    return _build_setup(scenario, game_map, roster, load_rules(ruleset), decks)
 
 
 def ruleset_scenario(scenario, roster, rules):
@@ -327,7 +381,9 @@ def ruleset_for_scenario(rules, scenario):
     return Rules(values, dict(rules.sources), list(rules.files))
 
 
-def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
+def _build_setup(scenario, game_map, roster, rules, decks: dict | None = None) -> GameSetup:
+    """The :class:`GameSetup` of ``scenario`` on ``game_map`` / ``roster`` / ``decks`` (side slug →
+    deck table; ``None``: the built-in decks) under ``rules``."""
     from soe_sim.engine.cards import card_constants, new_card_state
     from soe_sim.engine.orders import new_order_state, order_constants
     from soe_sim.engine.reinforce import reinforce_constants
@@ -337,12 +393,12 @@ def _build_setup(scenario, game_map, roster, rules) -> GameSetup:
     scenario = ruleset_scenario(scenario, roster, rules)  # EatS: no leaders (V10)
     rules = ruleset_for_scenario(rules, scenario)  # EatS IV.1: both fronts draw 12, hold 13
     # the Events' Area blocks (EV8) are in the universe so that `reinforce:` cards can bring them in
-    state0 = new_game_with_events_area(scenario, game_map, roster, rules)
-    cards0 = new_card_state(scenario, rules, np.zeros(1, dtype=np.uint64))
+    state0 = new_game_with_events_area(scenario, game_map, roster, rules, decks)
+    cards0 = new_card_state(scenario, rules, np.zeros(1, dtype=np.uint64), decks=decks)
     for s in Side:  # id order: every game shuffles with its own chance stream
         top, ln = int(cards0.pile_top[s]), int(cards0.pile_len[s])
         cards0.pile[s, top:ln] = np.sort(cards0.pile[s, top:ln])
-    cfg = game_config(scenario, game_map, state0, rules, roster=roster)
+    cfg = game_config(scenario, game_map, state0, rules, roster=roster, decks=decks)
     orders0 = new_order_state(state0, rules)
     return GameSetup(
         scenario=scenario, game_map=game_map, roster=roster, rules=rules, state0=state0, cards0=cards0,
@@ -372,17 +428,17 @@ def game_setup(scenario, ruleset=None) -> GameSetup:
                                         "pass the scenario id instead of a GameSetup"))
         return scenario
     if isinstance(ruleset, Rules):
-        from soe_sim.data import load_blocks, load_map, load_scenario
+        from soe_sim.data import load_scenario
 
         sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
-        return _build_setup(sc, load_map(), load_blocks(), ruleset)
+        game_map, roster, decks = scenario_data(sc)
+        return _build_setup(sc, game_map, roster, ruleset, decks)
     name = "soe" if ruleset is None else str(ruleset)
     load_rules(name)  # an unknown ruleset: SoeInputError with a suggestion
     if isinstance(scenario, str):
         return _setup_cached(scenario, name)
-    from soe_sim.data import load_blocks, load_map
-
-    return _build_setup(scenario, load_map(), load_blocks(), load_rules(name))
+    game_map, roster, decks = scenario_data(scenario)
+    return _build_setup(scenario, game_map, roster, load_rules(name), decks)
 
 
 def _ruleset_id(ruleset) -> str:
@@ -823,30 +879,68 @@ def run_chunks(kernel, args, seeds, outs, threads, extra=(), chunk=None, per_thr
     reference counts of their arrays — touched at every kernel call inside a game — stay in one
     core's cache, and with its own ``work``, made once and kept across its chunks. Every game
     depends only on its seed row: the result does not depend on the threads or the chunking.
+    A caller that runs many batches on the same inputs keeps a :class:`ChunkWorkers` instead.
     """
-    n = seeds.shape[0]
-    threads = max(1, int(threads))
-    cold_compile_notice(kernel)
-    if threads == 1 or n <= 1:
-        work = tuple(per_thread(args)) if per_thread else ()
-        kernel(*args, *work, seeds, *extra, *outs)
-        return
-    import math
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
+    with ChunkWorkers(args, threads, per_thread) as workers:
+        workers.run(kernel, seeds, outs, extra, chunk)
 
-    step = int(chunk) if chunk else max(1, min(64, math.ceil(n / (8 * threads))))
-    local = threading.local()
 
-    def work(lo, hi):
-        a = getattr(local, "args", None)
-        if a is None:
-            a = local.args = private_copy(args)
-            local.work = tuple(per_thread(a)) if per_thread else ()
-        kernel(*a, *local.work, seeds[lo:hi], *extra, *(o[lo:hi] for o in outs))
+class ChunkWorkers:
+    """The threads of :func:`run_chunks` with their private inputs and work, kept across calls.
 
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        for f in [pool.submit(work, lo, min(n, lo + step)) for lo in range(0, n, step)]:
+    ``simulate`` plays its games in batches (a progress bar, the ``--ci-width`` check): made once per
+    call, the workers keep each thread's copy of ``args`` and its ``per_thread(args)`` work — the
+    scratch, the event log, the policies' win-probability memo (pure values, docs/engine-design.md
+    "Performance") — from one batch to the next instead of allocating, copying and refilling them for
+    every batch. Use as a context manager (the thread pool is shut down on exit).
+    """
+
+    def __init__(self, args, threads, per_thread=None):
+        import threading
+
+        self.args = args
+        self.threads = max(1, int(threads))
+        self.per_thread = per_thread
+        self._local = threading.local()
+        self._pool = None
+        self._work = None  # the calling thread's work (threads == 1 or a single game)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def run(self, kernel, seeds, outs, extra=(), chunk=None):
+        """:func:`run_chunks` of ``kernel`` on these workers' inputs."""
+        n = seeds.shape[0]
+        cold_compile_notice(kernel)
+        if self.threads == 1 or n <= 1:
+            if self._work is None:
+                self._work = tuple(self.per_thread(self.args)) if self.per_thread else ()
+            kernel(*self.args, *self._work, seeds, *extra, *outs)
+            return
+        import math
+        from concurrent.futures import ThreadPoolExecutor
+
+        step = int(chunk) if chunk else max(1, min(64, math.ceil(n / (8 * self.threads))))
+        local = self._local
+
+        def work(lo, hi):
+            a = getattr(local, "args", None)
+            if a is None:
+                a = local.args = private_copy(self.args)
+                local.work = tuple(self.per_thread(a)) if self.per_thread else ()
+            kernel(*a, *local.work, seeds[lo:hi], *extra, *(o[lo:hi] for o in outs))
+
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.threads)
+        for f in [self._pool.submit(work, lo, min(n, lo + step)) for lo in range(0, n, step)]:
             f.result()
 
 
