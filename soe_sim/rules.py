@@ -213,8 +213,21 @@ def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, lis
     return values, base_sources, files + [str(path)]
 
 
+def _rules_stamp(ruleset: str, overlays: tuple[str, ...]) -> tuple:
+    """``(path, mtime_ns, size)`` of the rules files a load may read (the rules folder of the data,
+    a ruleset or overlay given as a path): part of the cache key, so an edited file is read again."""
+    files = set((data_dir() / "rules").glob("*.toml"))
+    files.update(Path(x) for x in (ruleset, *overlays) if Path(x).suffix == ".toml")
+    out = []
+    for p in sorted(files):
+        if p.is_file():
+            st = p.stat()
+            out.append((str(p.resolve()), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
 @lru_cache(maxsize=32)
-def _load_cached(base: str, overlays: tuple[str, ...]) -> Rules:
+def _load_cached(base: str, overlays: tuple[str, ...], stamp: tuple = ()) -> Rules:
     values, sources, files = _load_chain(base)
     problems: list[Problem] = []
     for overlay in overlays:
@@ -248,7 +261,8 @@ def load_rules(ruleset: str | Path = "soe", overlays: Iterable[str | Path] = ())
     Rules
         A fresh copy (callers may mutate it without affecting the cache).
     """
-    cached = _load_cached(str(ruleset), tuple(str(o) for o in overlays))
+    overlays = tuple(str(o) for o in overlays)
+    cached = _load_cached(str(ruleset), overlays, _rules_stamp(str(ruleset), overlays))
     return Rules(copy.deepcopy(cached.values), dict(cached.sources), list(cached.files))
 
 

@@ -880,3 +880,20 @@ def test_game_setup_ruleset_arguments():
         game_setup(s, "soe")
     assert game_setup("tutorial").rules["meta.id"] == "soe"
     assert Event.CUBES_DROPPED.name == "CUBES_DROPPED"
+
+
+def test_an_edited_rules_file_is_read_again(tmp_path):
+    """``load_rules`` caches what it read, keyed also on the files' stamps: a designer who edits a
+    ruleset file (SoE 7.7 cavalry supply range) in a running session gets the edit, not the cache."""
+    import os
+
+    from soe_sim._paths import data_dir
+    from soe_sim.rules import load_rules
+
+    path = tmp_path / "mine.toml"
+    path.write_text((data_dir() / "rules" / "soe.toml").read_text())
+    assert int(load_rules(path)["supply.cavalry_range"]) == 5
+    path.write_text(path.read_text().replace("\ncavalry_range = 5\n", "\ncavalry_range = 4\n", 1))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert int(load_rules(path)["supply.cavalry_range"]) == 4

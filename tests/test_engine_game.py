@@ -660,6 +660,13 @@ def test_a_scenario_in_a_copy_of_the_data_is_played_on_that_copy(tmp_path):
     _map, _roster, decks = scenario_data(load_scenario(path))
     assert set(decks) == {"polish", "soviet"}  # the copy's decks, read from its cards/ folder
     assert scenario_data(load_scenario("kiev-offensive"))[2] is None  # built-in: the default loaders
+    # SoE 7.7 cavalry supply range 5 -> 4 in the copy's rules: its scenarios play under them (the
+    # loaders already read the copy's rules to validate its data); the built-in ones keep theirs
+    rules = root / "rules" / "soe.toml"
+    rules.write_text(rules.read_text().replace("\ncavalry_range = 5\n", "\ncavalry_range = 4\n", 1))
+    mine = game_setup(str(path))
+    assert int(mine.rules["supply.cavalry_range"]) == 4 and int(mine.er.cavalry_supply_range) == 4
+    assert int(game_setup("kiev-offensive").rules["supply.cavalry_range"]) == 5
 
 
 def test_the_setup_is_cached_until_a_data_file_changes(tmp_path, monkeypatch):

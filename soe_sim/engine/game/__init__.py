@@ -291,20 +291,43 @@ def internment_config(rules, game_map) -> dict:
 
 def scenario_data(scenario) -> tuple:
     """``(game_map, roster, decks)`` of the data root ``scenario`` belongs to (``decks`` None for the
-    default root: the built-in decks): the root of its file
+    default root: the built-in decks; its rules: :func:`scenario_rules`): the root of its file
     (``soe_sim.data.scenario.data_root_of``: the parent of its ``scenarios/`` folder when that holds
     a map, else the built-in data or ``$SOE_SIM_DATA``) — the map, blocks and cards it was validated
     against, so a scenario in a copy of ``data/`` is played on that copy's map, roster and decks."""
-    from soe_sim._paths import data_dir
     from soe_sim.data import load_blocks, load_cards, load_map
-    from soe_sim.data.scenario import data_root_of
 
-    path = getattr(scenario, "path", None)
-    root = data_root_of(path) if path is not None else data_dir()
-    if root.resolve() == data_dir().resolve():
+    root = _own_root(scenario)
+    if root is None:
         # the default loaders: decks None = the built-in decks, or a design variant's deck_override
         return load_map(), load_blocks(), None
     return load_map(root), load_blocks(root), {s.slug: load_cards(s.slug, root) for s in Side}
+
+
+def _own_root(scenario):
+    """The data root of ``scenario``'s file when it is not the default one (``data_dir()``), else None."""
+    from soe_sim._paths import data_dir
+    from soe_sim.data.scenario import data_root_of
+
+    path = getattr(scenario, "path", None)
+    if path is None:
+        return None
+    root = data_root_of(path)
+    return None if root.resolve() == data_dir().resolve() else root
+
+
+def scenario_rules(scenario, ruleset: str = "soe"):
+    """:func:`~soe_sim.rules.load_rules` of ``ruleset`` for ``scenario``: a ruleset *name* is read from
+    the scenario's own data root when that root has ``rules/<name>.toml`` (a copy of ``data/``, whose
+    rules also validated its decks), else from the built-in data; a path is read as it is."""
+    from pathlib import Path
+
+    from soe_sim.rules import load_rules
+
+    root = _own_root(scenario)
+    if root is not None and Path(str(ruleset)).suffix != ".toml" and (root / "rules" / f"{ruleset}.toml").is_file():
+        return load_rules(root / "rules" / f"{ruleset}.toml")
+    return load_rules(ruleset)
 
 
 def _data_stamp(scenario_id: str, ruleset: str) -> tuple:
@@ -344,11 +367,10 @@ def _setup_cached(scenario_id: str, ruleset: str = "soe") -> GameSetup:
 @functools.lru_cache(maxsize=16)
 def _setup_cached_stamped(scenario_id: str, ruleset: str, stamp: tuple) -> GameSetup:
     from soe_sim.data import load_scenario
-    from soe_sim.rules import load_rules
 
     scenario = load_scenario(scenario_id)
     game_map, roster, decks = scenario_data(scenario)
-    return _build_setup(scenario, game_map, roster, load_rules(ruleset), decks)
+    return _build_setup(scenario, game_map, roster, scenario_rules(scenario, ruleset), decks)
 
 
 def ruleset_scenario(scenario, roster, rules):
@@ -438,7 +460,7 @@ def game_setup(scenario, ruleset=None) -> GameSetup:
     if isinstance(scenario, str):
         return _setup_cached(scenario, name)
     game_map, roster, decks = scenario_data(scenario)
-    return _build_setup(scenario, game_map, roster, load_rules(name), decks)
+    return _build_setup(scenario, game_map, roster, scenario_rules(scenario, name), decks)
 
 
 def _ruleset_id(ruleset) -> str:
