@@ -269,6 +269,16 @@ def _workers(setup, policies, threads, log_capacity):
 
 
 def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity, workers=None):
+    raw, futures = _start_run(setup, policies, seeds, key_areas, threads=threads, trajectories=trajectories,
+                              battle_cap=battle_cap, log_capacity=log_capacity, workers=workers)
+    for f in futures:
+        f.result()
+    return raw
+
+
+def _start_run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity, workers=None):
+    """:func:`_run` that returns ``(raw, futures)`` as soon as ``workers`` have the games (the raw
+    arrays are filled once every future is done; no futures: already played)."""
     n = seeds.shape[0]
     cfg = setup.cfg
     n_ph = cfg.max_phases + 1 if trajectories else 0
@@ -280,7 +290,7 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
         counts=np.zeros((n, 2), dtype=np.int64),
     )
     if n == 0:
-        return raw
+        return raw, []
     # The kernel releases the GIL: threads play disjoint slices of games, each thread with its own
     # copy of the inputs (each game depends only on its own seed row, so the slicing never changes a
     # result).
@@ -288,9 +298,8 @@ def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap
     if workers is None:
         with _workers(setup, policies, threads, log_capacity) as w:
             w.run(gnb.play_games_serial_nb, seeds, outs, (True, key_areas))
-    else:
-        workers.run(gnb.play_games_serial_nb, seeds, outs, (True, key_areas))
-    return raw
+        return raw, []
+    return raw, workers.submit(gnb.play_games_serial_nb, seeds, outs, (True, key_areas))
 
 
 def _battle_overflow(setup, policies, seeds, key_areas, raw, log_capacity):
@@ -387,6 +396,35 @@ def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: 
                _check: bool = False, _chunk_workers=None):
     """Games ``start .. start + games - 1`` of ``seed`` as ``(games, trajectories, battles)`` frames
     (the last two None unless asked). The building block of :func:`simulate` and of the sweep."""
+    out = _finish_chunk(_start_chunk(scenario, polish, soviet, seed=seed, start=start, games=games, threads=threads,
+                                     key_cities=key_cities, trajectories=trajectories, battles=battles,
+                                     battle_cap=battle_cap, log_capacity=log_capacity, workers=_chunk_workers))
+    return out if _check else out[:3]
+
+
+@dataclass
+class _Chunk:
+    """A batch of :func:`play_chunk` handed to the workers (:func:`_start_chunk`), read by
+    :func:`_finish_chunk` once its futures are done."""
+
+    setup: object
+    sid: str
+    pols: tuple
+    policies: tuple
+    seed: int
+    start: int
+    seeds: np.ndarray
+    key_ids: list
+    key_areas: np.ndarray
+    raw: _Raw
+    futures: list
+    trajectories: bool
+    battles: bool
+    log_capacity: int
+
+
+def _start_chunk(scenario, polish, soviet, *, seed, start, games, threads, key_cities, trajectories, battles,
+                 battle_cap, log_capacity, workers) -> _Chunk:
     from soe_sim.engine.game import DEFAULT_LOG_CAPACITY
 
     setup, sid = _setup_of(scenario)
@@ -396,14 +434,21 @@ def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: 
     key_areas = np.array([setup.game_map.area_index[a] for a in key_ids], dtype=np.int64)
     policies = _policy_arrays(pols)
     seeds = _seeds(seed, int(start), int(start) + int(games))
-    raw = _run(setup, policies, seeds, key_areas, threads=threads, trajectories=trajectories,
-               battle_cap=int(battle_cap) if battles else 0, log_capacity=log_capacity, workers=_chunk_workers)
-    extra = _battle_overflow(setup, policies, seeds, key_areas, raw, log_capacity) if battles else {}
-    out = _frames(setup, sid, pols, int(seed), int(start), raw, key_ids, extra,
-                  trajectories=trajectories, battles=battles)
-    if _check:
-        return (*out, raw)
-    return out
+    raw, futures = _start_run(setup, policies, seeds, key_areas, threads=threads, trajectories=trajectories,
+                              battle_cap=int(battle_cap) if battles else 0, log_capacity=log_capacity,
+                              workers=workers)
+    return _Chunk(setup, sid, pols, policies, int(seed), int(start), seeds, key_ids, key_areas, raw, futures,
+                  bool(trajectories), bool(battles), log_capacity)
+
+
+def _finish_chunk(c: _Chunk) -> tuple:
+    """``(games, trajectories, battles, raw)`` of a started chunk (waits for its games)."""
+    for f in c.futures:
+        f.result()
+    extra = _battle_overflow(c.setup, c.policies, c.seeds, c.key_areas, c.raw, c.log_capacity) if c.battles else {}
+    out = _frames(c.setup, c.sid, c.pols, c.seed, c.start, c.raw, c.key_ids, extra,
+                  trajectories=c.trajectories, battles=c.battles)
+    return (*out, c.raw)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -587,32 +632,45 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     # one set of worker threads, input copies and per-thread work for every batch (ChunkWorkers)
     workers = _workers(setup, _policy_arrays((polish, soviet)), nthreads,
                        int(log_capacity or DEFAULT_LOG_CAPACITY))
-    kw = dict(threads=nthreads, key_cities=key_cities, trajectories=trajectories, battles=battles,
-              log_capacity=log_capacity, _chunk_workers=workers)
+    ckw = dict(threads=nthreads, key_cities=key_cities, trajectories=trajectories, battles=battles,
+               battle_cap=DEFAULT_BATTLE_CAP, log_capacity=log_capacity, workers=workers)
     parts, trajs, bats = [], [], []
     played = 0
     width = 1.0
     t0 = time.perf_counter()
+
+    def finish(chunk):
+        g, t, b, _raw = _finish_chunk(chunk)
+        parts.append(g)
+        if t is not None:
+            trajs.append(t)
+        if b is not None:
+            bats.append(b)
+        bar.update(len(g))
+
     with workers, tqdm(total=games, unit="game", disable=not progress,
                        desc=f"{sid} {polish.name} v {soviet.name}", leave=False) as bar:
+        pending = None
         while played < games:
             k = min(batch, games - played)
-            g, t, b = play_chunk(setup, polish, soviet, seed=seed, start=played, games=k, **kw)
-            parts.append(g)
-            if t is not None:
-                trajs.append(t)
-            if b is not None:
-                bats.append(b)
+            chunk = _start_chunk(setup, polish, soviet, seed=seed, start=played, games=k, **ckw)
             played += k
-            bar.update(k)
-            if ci_width is not None:
+            if ci_width is not None:  # the stopping rule reads every batch before the next starts
+                finish(chunk)
                 width = _ci_width(pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0])
                 bar.set_postfix(ci=f"{width:.4f}")
                 if width < float(ci_width):
                     break
+                continue
+            # the threads play this batch while the previous one is turned into frames
+            if pending is not None:
+                finish(pending)
+            pending = chunk
+        if pending is not None:
+            finish(pending)
     elapsed = time.perf_counter() - t0
     if not parts:
-        df, t, b = play_chunk(setup, polish, soviet, seed=seed, start=0, games=0, **kw)
+        df, t, b, _raw = _finish_chunk(_start_chunk(setup, polish, soviet, seed=seed, start=0, games=0, **ckw))
         trajs, bats = [x for x in (t,) if x is not None], [x for x in (b,) if x is not None]
     else:
         df = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]

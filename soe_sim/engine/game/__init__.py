@@ -940,13 +940,21 @@ class ChunkWorkers:
 
     def run(self, kernel, seeds, outs, extra=(), chunk=None):
         """:func:`run_chunks` of ``kernel`` on these workers' inputs."""
+        for f in self.submit(kernel, seeds, outs, extra, chunk):
+            f.result()
+
+    def submit(self, kernel, seeds, outs, extra=(), chunk=None) -> list:
+        """Start :meth:`run` and return its futures (wait with ``f.result()``; the ``outs`` slices are
+        written when all are done) — queued behind the tasks already submitted, so a caller can hand
+        the threads the next batch before it reads the last one. On one thread the games are played
+        before it returns (no futures)."""
         n = seeds.shape[0]
         cold_compile_notice(kernel)
         if self.threads == 1 or n <= 1:
             if self._work is None:
                 self._work = tuple(self.per_thread(self.args)) if self.per_thread else ()
             kernel(*self.args, *self._work, seeds, *extra, *outs)
-            return
+            return []
         import math
         from concurrent.futures import ThreadPoolExecutor
 
@@ -962,8 +970,7 @@ class ChunkWorkers:
 
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.threads)
-        for f in [self._pool.submit(work, lo, min(n, lo + step)) for lo in range(0, n, step)]:
-            f.result()
+        return [self._pool.submit(work, lo, min(n, lo + step)) for lo in range(0, n, step)]
 
 
 # --------------------------------------------------------------------------------------------------
