@@ -393,12 +393,12 @@ def _frames(setup, scenario_id, pols, seed, game0, raw, key_ids, extra_battles, 
 def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: int = 0, games: int,
                threads: int | None = 1, key_cities=None, trajectories: bool = False, battles: bool = False,
                battle_cap: int = DEFAULT_BATTLE_CAP, log_capacity: int | None = None,
-               _check: bool = False, _chunk_workers=None):
+               _check: bool = False):
     """Games ``start .. start + games - 1`` of ``seed`` as ``(games, trajectories, battles)`` frames
     (the last two None unless asked). The building block of :func:`simulate` and of the sweep."""
     out = _finish_chunk(_start_chunk(scenario, polish, soviet, seed=seed, start=start, games=games, threads=threads,
                                      key_cities=key_cities, trajectories=trajectories, battles=battles,
-                                     battle_cap=battle_cap, log_capacity=log_capacity, workers=_chunk_workers))
+                                     battle_cap=battle_cap, log_capacity=log_capacity, workers=None))
     return out if _check else out[:3]
 
 
