@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from soe_sim.engine.game import play_game, play_games
+from soe_sim.sim import simulate
 
 SCENARIOS = ["tutorial", "kiev-offensive", "tukhachevsky-offensive", "battle-of-warsaw", "campaign-1920"]
 RULESETS = ["soe", "eats"]
@@ -33,6 +34,7 @@ _SCRIPT = textwrap.dedent("""
     import numba
     assert numba.config.DISABLE_JIT
     from soe_sim.engine.game import play_game, play_games
+    from soe_sim.sim import simulate
     scenarios, rulesets, pairs, seed, games = json.loads(sys.argv[1])
     out = {}
     for sc in scenarios:
@@ -44,6 +46,11 @@ _SCRIPT = textwrap.dedent("""
                 g = play_game(sc, seed=seed + 1, polish=polish, soviet=soviet, log_detail=True,
                               log_capacity=20000, ruleset=ruleset)
                 out[key] = {"rows": rows.tolist(), "text": g.text()}
+        # the event-log reduction of simulate (reduce_game_nb): per-game stats, VP trajectories, battles
+        r = simulate(sc, "balanced", "aggressive", games=games, seed=seed, threads=1, trajectories=True,
+                     battles=True)
+        out[f"{sc}/simulate"] = {k: getattr(r, k).to_json(orient="split") for k in ("games", "trajectories",
+                                                                                  "battles")}
     json.dump(out, sys.stdout)
 """)
 
@@ -60,8 +67,9 @@ def python_games():
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_python_and_numba_play_the_same_games(python_games, scenario):
-    """SoE 5.0-10.2 as a whole: result rows of ``play_games`` and the detailed narrated log of
-    ``play_game`` are the same under the interpreter and the compiled kernels."""
+    """SoE 5.0-10.2 as a whole: result rows of ``play_games``, the detailed narrated log of
+    ``play_game`` and ``simulate``'s frames (the event-log reduction) are the same under the
+    interpreter and the compiled kernels."""
     for ruleset in RULESETS:
         for polish, soviet in PAIRS:
             key = f"{scenario}/{ruleset}/{polish}/{soviet}"
@@ -72,3 +80,7 @@ def test_python_and_numba_play_the_same_games(python_games, scenario):
             g = play_game(scenario, seed=SEED + 1, polish=polish, soviet=soviet, log_detail=True,
                           log_capacity=20000, ruleset=ruleset)
             assert g.text() == py["text"], key
+    r = simulate(scenario, "balanced", "aggressive", games=GAMES, seed=SEED, threads=1, trajectories=True,
+                 battles=True)
+    for k in ("games", "trajectories", "battles"):
+        assert getattr(r, k).to_json(orient="split") == python_games[f"{scenario}/simulate"][k], (scenario, k)

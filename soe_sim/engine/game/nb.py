@@ -478,8 +478,8 @@ def vp_event_sum_nb(log, n):
     """Sum of the ``value`` of the VP events among the first ``n`` events."""
     t = 0
     for i in range(n):
-        if log[i].kind == EVENT.VP:
-            t += log[i].value
+        if log[i]["kind"] == EVENT.VP:
+            t += log[i]["value"]
     return t
 
 
@@ -2862,21 +2862,21 @@ def reduce_game_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, tr
     cap_bat = bat.shape[0]
     for i in range(n):
         e = log[i]
-        k = e.kind
+        k = e["kind"]
         if k == EVENT.GAME_START:
-            vp = np.int64(e.value)
-            stats[S_VP_START] = e.value
+            vp = np.int64(e["value"])
+            stats[S_VP_START] = e["value"]
         elif k == EVENT.PHASE_START:
             if 0 < n_ph <= cap_ph:
                 traj_vp[n_ph - 1] = vp
             if n_ph < cap_ph:
-                traj_round[n_ph] = e.value
-                traj_phase[n_ph] = e.value2
+                traj_round[n_ph] = e["value"]
+                traj_phase[n_ph] = e["value2"]
             n_ph += 1
         elif k == EVENT.VP:
-            d = np.int64(e.value)
+            d = np.int64(e["value"])
             vp += d
-            c = e.value2
+            c = e["value2"]
             col = S_VP_OTHER
             sub = -1
             if 0 <= c < VP_COLUMNS.shape[0]:
@@ -2887,48 +2887,48 @@ def reduce_game_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, tr
                 stats[sub] += d
         elif k == EVENT.BATTLE:
             stats[S_BATTLES] += 1
-            if e.value2 != 0:
+            if e["value2"] != 0:
                 stats[S_BATTLES_FOUGHT] += 1
-            if e.side >= 0:
-                stats[S_ATTACKS + e.side] += 1
-            last_winner = e.value
+            if e["side"] >= 0:
+                stats[S_ATTACKS + e["side"]] += 1
+            last_winner = e["value"]
             if last_winner >= 0:
                 stats[S_BATTLES_WON + last_winner] += 1
             if n_bat < cap_bat:
                 r = bat[n_bat]
-                r[BT_ROUND] = e.round
-                r[BT_PHASE] = e.phase
-                r[BT_AREA] = e.area
-                r[BT_ATTACKER] = e.side
-                r[BT_WINNER] = e.value
-                r[BT_FOUGHT] = e.value2
+                r[BT_ROUND] = e["round"]
+                r[BT_PHASE] = e["phase"]
+                r[BT_AREA] = e["area"]
+                r[BT_ATTACKER] = e["side"]
+                r[BT_WINNER] = e["value"]
+                r[BT_FOUGHT] = e["value2"]
             n_bat += 1
         elif k == EVENT.BATTLE_LOSSES:
-            if e.block != 0 and last_winner >= 0:
+            if e["block"] != 0 and last_winner >= 0:
                 stats[S_GREAT_VICTORIES + last_winner] += 1
             if 0 < n_bat <= cap_bat:
                 r = bat[n_bat - 1]
-                r[BT_ATT_LOSSES] = e.value
-                r[BT_DEF_LOSSES] = e.value2
-                r[BT_GREAT] = e.block
+                r[BT_ATT_LOSSES] = e["value"]
+                r[BT_DEF_LOSSES] = e["value2"]
+                r[BT_GREAT] = e["block"]
         elif k == EVENT.BLOCK_LOSS:
-            b = e.block
-            d = np.int64(e.value)
+            b = e["block"]
+            d = np.int64(e["value"])
             sp[b] -= d
-            s = e.side
-            if e.value2 == CAUSE.BATTLE:
+            s = e["side"]
+            if e["value2"] == CAUSE.BATTLE:
                 stats[S_SP_LOST_BATTLE + s] += d
-            elif e.value2 == CAUSE.SUPPLY:
+            elif e["value2"] == CAUSE.SUPPLY:
                 stats[S_SP_LOST_SUPPLY + s] += d
             else:
                 stats[S_SP_LOST_OTHER + s] += d
         elif k == EVENT.BLOCK_REMOVED:
-            b = e.block
-            s = e.side
-            st = e.value
+            b = e["block"]
+            s = e["side"]
+            st = e["value"]
             if st == STATUS.DESTROYED_TO_POOL or st == STATUS.ELIMINATED_PERMANENT:
                 d = sp[b]
-                c = e.value2
+                c = e["value2"]
                 if c == CAUSE.BATTLE:
                     stats[S_SP_LOST_BATTLE + s] += d
                     if st == STATUS.DESTROYED_TO_POOL:
@@ -2950,38 +2950,38 @@ def reduce_game_nb(log, n, sp0, arm, state, m_vp, key_areas, stats, key_ctrl, tr
                     stats[S_LEADERS_LOST + s] += 1
             sp[b] = 0
         elif k == EVENT.BLOCK_PLACED or k == EVENT.STRENGTHEN:
-            sp[e.block] = e.value
+            sp[e["block"]] = e["value"]
         elif k == EVENT.REINFORCEMENT_ARRIVED or k == EVENT.BUILD:
-            sp[e.block] = e.value
-            if e.side >= 0:
-                stats[(S_REINFORCEMENTS if k == EVENT.REINFORCEMENT_ARRIVED else S_BUILDS) + e.side] += 1
+            sp[e["block"]] = e["value"]
+            if e["side"] >= 0:
+                stats[(S_REINFORCEMENTS if k == EVENT.REINFORCEMENT_ARRIVED else S_BUILDS) + e["side"]] += 1
         elif k == EVENT.COMBINE:
-            sp[e.block] = e.value2
-            if 0 <= e.value < sp.shape[0]:
-                sp[e.value] = 0
+            sp[e["block"]] = e["value2"]
+            if 0 <= e["value"] < sp.shape[0]:
+                sp[e["value"]] = 0
         elif k == EVENT.REORGANIZED:
-            sp[e.block] += e.value
+            sp[e["block"]] += e["value"]
         elif k == EVENT.MOVE:
-            if e.value2 > 0:
-                sp[e.block] -= e.value2
+            if e["value2"] > 0:
+                sp[e["block"]] -= e["value2"]
         elif k == EVENT.GARRISON_REMOVED:
-            if e.side >= 0:
-                stats[S_GARRISONS_LOST + e.side] += 1
+            if e["side"] >= 0:
+                stats[S_GARRISONS_LOST + e["side"]] += 1
         elif k == EVENT.CONTROL:
-            if e.side >= 0:
-                stats[S_CITIES_CAPTURED + e.side] += 1
+            if e["side"] >= 0:
+                stats[S_CITIES_CAPTURED + e["side"]] += 1
         elif k == EVENT.OBJECTIVE:
-            if e.side >= 0 and e.block != 0:
-                stats[S_OBJECTIVES + e.side] += 1
+            if e["side"] >= 0 and e["block"] != 0:
+                stats[S_OBJECTIVES + e["side"]] += 1
         elif k == EVENT.IMMEDIATE_VICTORY:
-            stats[S_IMMEDIATE] = e.value
+            stats[S_IMMEDIATE] = e["value"]
         elif k == EVENT.LEADER_LOST:
-            if e.value == LEADER_KILLED:
-                stats[S_LEADERS_KILLED + e.side] += 1
-            elif e.value == LEADER_CAPTURED:
-                stats[S_LEADERS_CAPTURED + e.side] += 1
+            if e["value"] == LEADER_KILLED:
+                stats[S_LEADERS_KILLED + e["side"]] += 1
+            elif e["value"] == LEADER_CAPTURED:
+                stats[S_LEADERS_CAPTURED + e["side"]] += 1
         elif k == EVENT.LEADER_ORDER:
-            stats[S_LEADER_ORDERS + e.side] += 1
+            stats[S_LEADER_ORDERS + e["side"]] += 1
     if 0 < n_ph <= cap_ph:
         traj_vp[n_ph - 1] = vp
     for a in range(m_vp.shape[0]):
