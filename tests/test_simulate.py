@@ -104,6 +104,22 @@ def test_batches_share_their_workers_and_still_play_the_same_games(monkeypatch):
                                   check_names=False)
 
 
+def test_chunk_workers_keep_their_work_across_play_chunk_calls(monkeypatch):
+    """``chunk_workers`` (what the designer tools hold per arm): play_chunk calls that share it make
+    the per-thread work once, and their chunks are the games of one call."""
+    import soe_sim.engine.game.work as work
+    from soe_sim.sim import chunk_workers
+
+    made = []
+    real = work.batch_work
+    monkeypatch.setattr(work, "batch_work", lambda *a, **k: made.append(1) or real(*a, **k))
+    with chunk_workers(SC, "balanced", "aggressive", threads=1) as w:
+        parts = [play_chunk(SC, "balanced", "aggressive", seed=5, start=s, games=6, workers=w)[0] for s in (0, 6, 12)]
+    assert len(made) == 1
+    whole = play_chunk(SC, "balanced", "aggressive", seed=5, games=18)[0]
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), whole.reset_index(drop=True))
+
+
 def test_plain_frame_and_battle_overflow_replay(sim):
     df = simulate(SC, games=60, seed=11, threads=2)
     assert isinstance(df, pd.DataFrame)

@@ -162,18 +162,24 @@ class Runner:
     def _play_local(self, variants, setups, games, run_seed, size, n_chunks, desc) -> pd.DataFrame:
         from tqdm.auto import tqdm
 
-        from soe_sim.sim import play_chunk
+        import contextlib
+
+        from soe_sim.sim import chunk_workers, play_chunk
         from soe_sim.sim.sweep import chunk_seed
 
         parts = []
-        with tqdm(total=games * len(variants), unit="game", disable=not self.progress, desc=desc,
-                  leave=False) as bar:
+        with contextlib.ExitStack() as stack, tqdm(total=games * len(variants), unit="game",
+                                                   disable=not self.progress, desc=desc, leave=False) as bar:
+            # one set of threads and per-thread work (scratch, win-probability memo) per arm, kept for
+            # all its chunks; each arm has its own rules, hence its own memo
+            workers = [stack.enter_context(chunk_workers(setup, self.polish, self.soviet, threads=self.threads))
+                       for setup in setups]
             for c in range(n_chunks):
                 cs = chunk_seed(run_seed, self.scenario, "", "", "", c, common_random_numbers=True)
                 k = min(size, games - c * size)
                 for i, (v, setup) in enumerate(zip(variants, setups)):
                     g, _, _ = play_chunk(setup, self.polish, self.soviet, seed=cs, start=0, games=k,
-                                         threads=self.threads)
+                                         threads=self.threads, workers=workers[i])
                     g["scenario"] = self.scenario
                     g.insert(5, "chunk", np.int64(c))
                     g.insert(0, "arm", np.int64(i))

@@ -46,7 +46,8 @@ from soe_sim.engine.game.nb import (  # the stats and battle-row layout of the b
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = [
-    "simulate", "Simulation", "summarize", "win_interval", "play_chunk", "resolve_policy", "policy_label",
+    "simulate", "Simulation", "summarize", "win_interval", "play_chunk", "chunk_workers", "resolve_policy",
+    "policy_label",
     "key_city_ids", "GAME_COLUMNS", "TRAJECTORY_COLUMNS", "BATTLE_COLUMNS", "MISSING_COLUMNS",
     "DEFAULT_CI_MAX_GAMES",
 ]
@@ -392,14 +393,31 @@ def _frames(setup, scenario_id, pols, seed, game0, raw, key_ids, extra_battles, 
 
 def play_chunk(scenario, polish="random", soviet="random", *, seed: int, start: int = 0, games: int,
                threads: int | None = 1, key_cities=None, trajectories: bool = False, battles: bool = False,
-               battle_cap: int = DEFAULT_BATTLE_CAP, log_capacity: int | None = None,
+               battle_cap: int = DEFAULT_BATTLE_CAP, log_capacity: int | None = None, workers=None,
                _check: bool = False):
     """Games ``start .. start + games - 1`` of ``seed`` as ``(games, trajectories, battles)`` frames
-    (the last two None unless asked). The building block of :func:`simulate` and of the sweep."""
+    (the last two None unless asked). The building block of :func:`simulate` and of the sweep.
+
+    ``workers``: a :func:`chunk_workers` of the same scenario set-up, policies and log capacity, to
+    keep the threads and their work from one call to the next (``threads`` is then theirs)."""
     out = _finish_chunk(_start_chunk(scenario, polish, soviet, seed=seed, start=start, games=games, threads=threads,
                                      key_cities=key_cities, trajectories=trajectories, battles=battles,
-                                     battle_cap=battle_cap, log_capacity=log_capacity, workers=None))
+                                     battle_cap=battle_cap, log_capacity=log_capacity, workers=workers))
     return out if _check else out[:3]
+
+
+def chunk_workers(scenario, polish="random", soviet="random", *, threads: int | None = 1,
+                  log_capacity: int | None = None, ruleset=None):
+    """The :class:`~soe_sim.engine.game.ChunkWorkers` for many :func:`play_chunk` calls of one
+    scenario and policy pair: the threads, their copies of the inputs and their work (scratch, event
+    log, the scripted policies' win-probability memo) are made once instead of at every call. Use it
+    as a context manager and pass it as ``play_chunk(..., workers=...)`` with the same scenario set-up
+    (a GameSetup, or an id / Scenario and ``ruleset``), policies and ``log_capacity``."""
+    from soe_sim.engine.game import DEFAULT_LOG_CAPACITY
+
+    setup, _sid = _setup_of(scenario, ruleset)
+    pols = (resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet"))
+    return _workers(setup, _policy_arrays(pols), max(1, int(threads or 1)), int(log_capacity or DEFAULT_LOG_CAPACITY))
 
 
 @dataclass
