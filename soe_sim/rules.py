@@ -13,7 +13,7 @@ from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 
-from soe_sim._paths import data_dir
+from soe_sim._paths import data_dir, file_stamps
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 
@@ -216,14 +216,9 @@ def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, lis
 def _rules_stamp(ruleset: str, overlays: tuple[str, ...]) -> tuple:
     """``(path, mtime_ns, size)`` of the rules files a load may read (the rules folder of the data,
     a ruleset or overlay given as a path): part of the cache key, so an edited file is read again."""
-    files = set((data_dir() / "rules").glob("*.toml"))
-    files.update(Path(x) for x in (ruleset, *overlays) if Path(x).suffix == ".toml")
-    out = []
-    for p in sorted(files):
-        if p.is_file():
-            st = p.stat()
-            out.append((str(p.resolve()), st.st_mtime_ns, st.st_size))
-    return tuple(out)
+    files = list((data_dir() / "rules").glob("*.toml"))
+    files += [Path(x) for x in (ruleset, *overlays) if Path(x).suffix == ".toml"]
+    return file_stamps(files)
 
 
 @lru_cache(maxsize=32)

@@ -160,9 +160,9 @@ class Runner:
         return df
 
     def _play_local(self, variants, setups, games, run_seed, size, n_chunks, desc) -> pd.DataFrame:
-        from tqdm.auto import tqdm
-
         import contextlib
+
+        from tqdm.auto import tqdm
 
         from soe_sim.sim import chunk_workers, play_chunk
         from soe_sim.sim.sweep import chunk_seed

@@ -269,11 +269,9 @@ def _workers(setup, policies, threads, log_capacity):
                         lambda a: batch_work(*a[:7], a[9], ids.copy(), params.copy(), int(log_capacity)))
 
 
-def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity, workers=None):
-    raw, futures = _start_run(setup, policies, seeds, key_areas, threads=threads, trajectories=trajectories,
-                              battle_cap=battle_cap, log_capacity=log_capacity, workers=workers)
-    for f in futures:
-        f.result()
+def _run(setup, policies, seeds, key_areas, *, threads, trajectories, battle_cap, log_capacity):
+    raw, _futures = _start_run(setup, policies, seeds, key_areas, threads=threads, trajectories=trajectories,
+                               battle_cap=battle_cap, log_capacity=log_capacity)  # no workers: played already
     return raw
 
 
@@ -417,7 +415,7 @@ def chunk_workers(scenario, polish="random", soviet="random", *, threads: int | 
 
     setup, _sid = _setup_of(scenario, ruleset)
     pols = (resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet"))
-    return _workers(setup, _policy_arrays(pols), max(1, int(threads or 1)), int(log_capacity or DEFAULT_LOG_CAPACITY))
+    return _workers(setup, _policy_arrays(pols), threads, int(log_capacity or DEFAULT_LOG_CAPACITY))
 
 
 @dataclass
@@ -645,11 +643,8 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     else:
         batch = int(batch_size or _batch_size(games, nthreads))
     batch = max(1, batch)
-    from soe_sim.engine.game import DEFAULT_LOG_CAPACITY
-
     # one set of worker threads, input copies and per-thread work for every batch (ChunkWorkers)
-    workers = _workers(setup, _policy_arrays((polish, soviet)), nthreads,
-                       int(log_capacity or DEFAULT_LOG_CAPACITY))
+    workers = chunk_workers(setup, polish, soviet, threads=nthreads, log_capacity=log_capacity)
     ckw = dict(threads=nthreads, key_cities=key_cities, trajectories=trajectories, battles=battles,
                battle_cap=DEFAULT_BATTLE_CAP, log_capacity=log_capacity, workers=workers)
     parts, trajs, bats = [], [], []

@@ -337,23 +337,19 @@ def _data_stamp(scenario_id: str, ruleset: str) -> tuple:
     scenario id raises :class:`SoeInputError` with a suggestion."""
     from pathlib import Path
 
-    from soe_sim._paths import data_dir
+    from soe_sim._paths import data_dir, file_stamps
     from soe_sim.data.scenario import _resolve, data_root_of
 
     path = _resolve(scenario_id)
-    files = {path.resolve()}
+    files = [path]
     for root in {data_root_of(path), data_dir()}:
         for sub in ("map", "blocks", "cards", "rules"):
             d = root / sub
             if d.is_dir():
-                files.update(q.resolve() for q in d.iterdir() if q.is_file())
-    if Path(ruleset).suffix == ".toml" and Path(ruleset).is_file():
-        files.add(Path(ruleset).resolve())
-    out = []
-    for q in sorted(files):
-        st = q.stat()
-        out.append((str(q), st.st_mtime_ns, st.st_size))
-    return tuple(out)
+                files += list(d.iterdir())
+    if Path(ruleset).suffix == ".toml":
+        files.append(Path(ruleset))
+    return file_stamps(files)
 
 
 def _setup_cached(scenario_id: str, ruleset: str = "soe") -> GameSetup:
