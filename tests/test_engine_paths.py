@@ -68,7 +68,7 @@ def retreat(game_map, arr, side, battle_area, n_retreating, max_blocks, goal=Non
     areas = np.empty(16, dtype=np.int32)
     dists = np.empty(16, dtype=np.int32)
     target = np.empty(n_retreating, dtype=np.int32)
-    k = retreat_targets_nb(m.adj_indptr, m.adj_indices, edge_blocked, m.eastern_link, goal, enemy[side],
+    k = retreat_targets_nb(m.adj_indptr, m.adj_indices, m.adj_bits, edge_blocked, m.eastern_link, goal, enemy[side],
                            blocks[side], side, battle_area, max_blocks, n_retreating, areas, dists, target)
     ids = m.ids
     return ([(ids[a], int(d)) for a, d in zip(areas[:k], dists[:k])],
@@ -158,7 +158,7 @@ def test_restricted_retreat_matches_oracle(game_map, board, rules, seed):
         areas = np.empty(16, dtype=np.int64)
         dists = np.empty(16, dtype=np.int64)
         target = np.empty(n, dtype=np.int64)
-        k = retreat_targets_nb(m.adj_indptr, m.adj_indices, NO_EDGES, m.eastern_link, goal, enemy[side],
+        k = retreat_targets_nb(m.adj_indptr, m.adj_indices, m.adj_bits, NO_EDGES, m.eastern_link, goal, enemy[side],
                                blocks[side], side, battle, consts.max_blocks, n, areas, dists, target)
         k = restrict_retreat_nb(m.eastern_link, allowed, blocks[side], consts.max_blocks, n, overflow, areas, k,
                                 target)

@@ -17,6 +17,8 @@ from soe_sim.engine.nb import (
     check_supply,
     enemy_presence_nb,
     garrison_replacement_nb,
+    retreat_targets_nb,
+    side_depots_nb,
     supply_depots_nb,
 )
 from soe_sim.engine.state import STATUS, engine_constants
@@ -51,8 +53,8 @@ def run_depots(game_map, arr, enemy):
     src = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
     m = game_map
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, arr["control"],
-                     enemy, src, depot)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+                     arr["control"], enemy, src, depot)
     return src, depot
 
 
@@ -61,8 +63,8 @@ def run_block_supply(game_map, arr, depot, enemy, consts):
     m = game_map
     dd = np.empty((2, n), dtype=np.int32)
     ok = np.zeros(len(arr["block_side"]), dtype=np.bool_)
-    block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, arr["block_side"], arr["block_arm"],
-                    arr["block_area"], arr["block_status"], consts.infantry_supply_range,
+    block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, arr["block_side"],
+                    arr["block_arm"], arr["block_area"], arr["block_status"], consts.infantry_supply_range,
                     consts.cavalry_supply_range, dd, ok)
     return dd, ok
 
@@ -148,6 +150,41 @@ def test_presence_depots_and_supply_match_oracle(game_map, board, rules, seed):
         assert ids_where(game_map, out["depot"][s]) == naive.depots(board, pos, name)
         assert dist_dict(game_map, out["depot_dist"][s]) == naive.depot_distances(board, pos, name)
     assert out["in_supply"].tolist() == naive.block_supply(board, pos, rules)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=SEEDS)
+def test_area_set_search_matches_the_link_list_search(game_map, seed):
+    """The clear-path search on the map's area sets (``adj_bits``, the built-in map) gives the
+    distances of the search over the link lists (a map without area sets: ``adj_bits`` with no
+    words), for random seeds, enemy areas and blocked areas, both sides (SoE 1.31, 7.42, E1, E9)."""
+    rng = np.random.default_rng(seed)
+    m = game_map
+    n = m.n_areas
+    assert m.adj_bits.shape == (n + 1, 4)
+    no_bits = np.zeros((n + 1, 0), dtype=np.uint64)
+    for _ in range(8):
+        seeds = rng.random(n) < rng.choice([0.02, 0.1, 0.5])
+        enemy = rng.random((2, n)) < rng.choice([0.0, 0.2, 0.5])
+        control = rng.integers(-1, 2, n).astype(np.int8)
+        side = int(rng.integers(0, 2))
+        battle = int(rng.integers(n))
+        rows = []
+        for bits in (m.adj_bits, no_bits):
+            src = np.empty(n, dtype=np.int32)
+            depot = np.zeros(n, dtype=np.bool_)
+            depot_dist = np.empty(n, dtype=np.int32)
+            side_depots_nb(m.adj_indptr, m.adj_indices, bits, m.eastern_link, seeds.astype(np.int8) - 1 + side,
+                           m.garrison, control, enemy, side, src, depot, depot_dist)
+            areas = np.empty(16, dtype=np.int64)
+            dists = np.empty(16, dtype=np.int64)
+            target = np.empty(3, dtype=np.int64)
+            k = retreat_targets_nb(m.adj_indptr, m.adj_indices, bits, np.zeros(0, dtype=np.bool_), m.eastern_link,
+                                   seeds, enemy[side], np.zeros(n, dtype=np.int32), side, battle, 4, 3, areas,
+                                   dists, target)
+            rows.append((src, depot, depot_dist, areas[:k].copy(), dists[:k].copy(), target))
+        for got, want in zip(rows[0], rows[1]):
+            np.testing.assert_array_equal(got, want)
 
 
 @settings(max_examples=60, deadline=None)

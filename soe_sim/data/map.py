@@ -16,6 +16,11 @@ Array conventions (all indexed by the area's row number, ``game_map.area_index[i
   :mod:`soe_sim.data.enums`), ``eastern_link`` / ``garrison`` (bool), ``supply_source`` (int8 side
   code or ``SIDE.NONE`` = -1), ``strategic_cubes`` (int8, shape ``(n, 3)``: infantry, cavalry,
   allied; SoE 8.5).
+* ``adj_bits`` (uint64, shape ``(n + 1, BITSET_WORDS)``): the same adjacency as area sets, bit
+  ``j % 64`` of word ``j // 64`` of row ``i`` set when ``j`` is a neighbour of ``i``; row ``n`` is
+  the set of Eastern Links. For the engine's bitset searches (:mod:`soe_sim.engine.nb`); a map of
+  more than ``64 * BITSET_WORDS`` areas gets shape ``(n + 1, 0)`` and the searches walk the CSR
+  lists instead.
 """
 from __future__ import annotations
 
@@ -31,7 +36,10 @@ from soe_sim.data._io import Col, Problems, Table, check_keys, is_int, read_tabl
 from soe_sim.data.enums import Front, LinkKind, Side, Territory
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
-__all__ = ["GameMap", "GridCalibration", "MapArrays", "load_map", "AREA_SCHEMA", "LINK_SCHEMA"]
+__all__ = ["GameMap", "GridCalibration", "MapArrays", "load_map", "area_bitsets", "AREA_SCHEMA", "LINK_SCHEMA",
+           "BITSET_WORDS"]
+
+BITSET_WORDS = 4  # 64-bit words of an area set (``adj_bits``): maps of up to 256 areas
 
 GRID_COLUMNS = "ABCDEFGHIJK"
 GRID_ROWS = 8
@@ -114,6 +122,23 @@ class MapArrays(NamedTuple):
     garrison: np.ndarray
     supply_source: np.ndarray
     strategic_cubes: np.ndarray
+    adj_bits: np.ndarray
+
+
+def area_bitsets(adj_indptr: np.ndarray, adj_indices: np.ndarray, eastern_link: np.ndarray) -> np.ndarray:
+    """The ``adj_bits`` array of a map (module docstring): row ``i < n`` the neighbours of area ``i``,
+    row ``n`` the Eastern Links, each a set of ``BITSET_WORDS`` 64-bit words; ``(n + 1, 0)`` when the
+    map has more than ``64 * BITSET_WORDS`` areas."""
+    n = len(adj_indptr) - 1
+    if n > 64 * BITSET_WORDS:
+        return np.zeros((n + 1, 0), dtype=np.uint64)
+    bits = np.zeros((n + 1, BITSET_WORDS), dtype=np.uint64)
+    for i in range(n):
+        for j in adj_indices[adj_indptr[i]:adj_indptr[i + 1]]:
+            bits[i, j // 64] |= np.uint64(1) << np.uint64(j % 64)
+    for j in np.flatnonzero(eastern_link):
+        bits[n, j // 64] |= np.uint64(1) << np.uint64(j % 64)
+    return bits
 
 
 @dataclass
@@ -153,6 +178,7 @@ class GameMap:
     garrison: np.ndarray
     supply_source: np.ndarray
     strategic_cubes: np.ndarray
+    adj_bits: np.ndarray
     path: Path | None = None
     sources: dict = field(default_factory=dict)
 
@@ -409,6 +435,7 @@ def read_map(map_dir: Path, problems: Problems) -> GameMap | None:
         areas[c] = [int(v or 0) for v in areas[c]]
     areas["eastern_link"] = areas["eastern_link"].astype(bool)
     areas["supply_source"] = areas["supply_source"].fillna("")
+    eastern_link = np.array(areas["eastern_link"].to_numpy(dtype=np.bool_))  # writable (see arrays)
     return GameMap(
         areas=areas,
         links=links,
@@ -423,10 +450,11 @@ def read_map(map_dir: Path, problems: Problems) -> GameMap | None:
         vp=vp,
         front=codes("front", Front),
         territory=codes("territory", Territory),
-        eastern_link=np.array(areas["eastern_link"].to_numpy(dtype=np.bool_)),  # writable (see arrays)
+        eastern_link=eastern_link,
         garrison=garrison_col.astype(np.bool_),
         supply_source=codes("supply_source", Side),
         strategic_cubes=cubes,
+        adj_bits=area_bitsets(adj_indptr, adj_indices, eastern_link),
         path=map_dir,
     )
 

@@ -23,9 +23,12 @@ Vocabulary
 from __future__ import annotations
 
 import numpy as np
+from numba import config
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from soe_sim._jit import njit
 from soe_sim.data.enums import ARM, LINK, SIDE
+from soe_sim.data.map import BITSET_WORDS
 from soe_sim.engine.state import STATUS
 
 UNREACHED = -1  # distance of an area no clear path reaches
@@ -33,6 +36,7 @@ PULLBACK_NONE = -1  # overstack_pullback_nb: block not moved
 PULLBACK_ELIMINATED = -2  # overstack_pullback_nb: block eliminated (no area to go to)
 ENCIRCLED = -1  # retreat_targets_nb: block has no area to retreat to (SoE 7.42)
 UNLIMITED = 1 << 30  # stacking capacity of an Eastern Link (SoE 1.4, 7.33)
+assert BITSET_WORDS == 4, "_clear_bfs_bits_nb keeps an area set in four words"
 
 # out_counts columns of apply_out_of_supply_nb
 OOS_SP_LOST = 0  # blocks that lost 1 SP (eliminated ones included)
@@ -79,21 +83,130 @@ def enemy_presence_nb(block_side, block_area, block_status, garrison_side, out_b
 
 
 @njit(cache=True, _nrt=True, internal=True)
-def clear_bfs_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, blocked_area, out_dist):
+def clear_bfs_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, eastern_link, side, blocked_area, out_dist):
     """Shortest clear-path distance from any seed area, for ``side`` (SoE 1.31 "clear path").
 
     Seeds that are enemy areas or not enterable are ignored. An area is reached through areas that
     are not enemy areas; an enemy area gets a distance but the path never continues through it
     (E1). ``blocked_area`` (``-1`` none) is never entered (the battle area of a retreat, E9).
     ``out_dist`` (n_areas,) int: links crossed, ``UNREACHED`` when no clear path exists.
+    ``adj_bits``: the map's area sets (:class:`~soe_sim.data.map.MapArrays`).
     """
-    clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, blocked_area, out_dist,
-                      np.empty(out_dist.shape[0], dtype=np.int32))
+    clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, eastern_link, side, blocked_area,
+                      out_dist, np.empty(out_dist.shape[0], dtype=np.int32))
+
+
+if config.DISABLE_JIT:  # the kernels as Python (docs/engine-design.md): no LLVM intrinsic
+    def _lowest_bit_nb(x):
+        """Index of the lowest set bit of ``x != 0`` (a uint64 word)."""
+        x = int(x)
+        return (x & -x).bit_length() - 1
+else:
+    @njit(cache=True, inline="always")
+    def _lowest_bit_nb(x):
+        """Index of the lowest set bit of ``x != 0`` (a uint64 word): one ``tzcnt``."""
+        return np.int64(trailing_zeros(x))
+
+
+@njit(cache=True, inline="always")
+def _word_nb(row, w):
+    """Entries ``64 w`` to ``64 w + 63`` of the bool array ``row`` as a 64-bit set (past its end: 0)."""
+    x = np.uint64(0)
+    lo = 64 * w
+    hi = min(row.shape[0], lo + 64)
+    for i in range(lo, hi):
+        x |= np.uint64(row[i]) << np.uint64(i - lo)
+    return x
+
+
+@njit(cache=True, inline="always")
+def _write_layer_nb(x, w, d, out_dist):
+    """``out_dist[a] = d`` for every area ``a`` of word ``w`` whose bit is set in ``x``."""
+    while x != np.uint64(0):
+        out_dist[64 * w + _lowest_bit_nb(x)] = d
+        x &= x - np.uint64(1)
+
+
+@njit(cache=True, inline="always")
+def _expand_nb(adj_bits, x, w, n0, n1, n2, n3):
+    """The union of ``n0..n3`` and the neighbour sets of the areas of word ``w`` set in ``x``."""
+    while x != np.uint64(0):
+        u = 64 * w + _lowest_bit_nb(x)
+        n0 |= adj_bits[u, 0]
+        n1 |= adj_bits[u, 1]
+        n2 |= adj_bits[u, 2]
+        n3 |= adj_bits[u, 3]
+        x &= x - np.uint64(1)
+    return n0, n1, n2, n3
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, side, blocked_area, out_dist, queue):
-    """:func:`clear_bfs_nb` with the caller's ``queue`` (n_areas,) int32 scratch."""
+def _clear_bfs_bits_nb(adj_bits, seeds, enemy_row, side, blocked_area, out_dist):
+    """:func:`clear_bfs_into_nb` on area sets (``adj_bits`` of four words, maps of up to 256 areas):
+    one layer of distance at a time, the next layer being the neighbours of the current one's
+    non-enemy areas that are enterable, not blocked and not reached yet. Same distances as the
+    search over the link lists (a shortest distance does not depend on the order of the search)."""
+    n = out_dist.shape[0]
+    for i in range(n):
+        out_dist[i] = UNREACHED
+    full = ~np.uint64(0)
+    # areas that may be entered (SoE 1.4: no Eastern Link for the Poles; E9: not the blocked area)
+    a0 = full if side == SIDE.SOVIET else ~adj_bits[n, 0]
+    a1 = full if side == SIDE.SOVIET else ~adj_bits[n, 1]
+    a2 = full if side == SIDE.SOVIET else ~adj_bits[n, 2]
+    a3 = full if side == SIDE.SOVIET else ~adj_bits[n, 3]
+    if blocked_area >= 0:
+        off = ~(np.uint64(1) << np.uint64(blocked_area & 63))
+        q = blocked_area >> 6
+        if q == 0:
+            a0 &= off
+        elif q == 1:
+            a1 &= off
+        elif q == 2:
+            a2 &= off
+        else:
+            a3 &= off
+    e0 = _word_nb(enemy_row, 0)
+    e1 = _word_nb(enemy_row, 1)
+    e2 = _word_nb(enemy_row, 2)
+    e3 = _word_nb(enemy_row, 3)
+    f0 = _word_nb(seeds, 0) & ~e0 & a0
+    f1 = _word_nb(seeds, 1) & ~e1 & a1
+    f2 = _word_nb(seeds, 2) & ~e2 & a2
+    f3 = _word_nb(seeds, 3) & ~e3 & a3
+    r0, r1, r2, r3 = f0, f1, f2, f3
+    d = 0
+    zero = np.uint64(0)
+    while (f0 | f1 | f2 | f3) != zero:
+        _write_layer_nb(f0, 0, d, out_dist)
+        _write_layer_nb(f1, 1, d, out_dist)
+        _write_layer_nb(f2, 2, d, out_dist)
+        _write_layer_nb(f3, 3, d, out_dist)
+        # a clear path may end in, never pass through, an enemy area (E1)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f0 & ~e0, 0, zero, zero, zero, zero)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f1 & ~e1, 1, n0, n1, n2, n3)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f2 & ~e2, 2, n0, n1, n2, n3)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f3 & ~e3, 3, n0, n1, n2, n3)
+        f0 = n0 & ~r0 & a0
+        f1 = n1 & ~r1 & a1
+        f2 = n2 & ~r2 & a2
+        f3 = n3 & ~r3 & a3
+        r0 |= f0
+        r1 |= f1
+        r2 |= f2
+        r3 |= f3
+        d += 1
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, eastern_link, side, blocked_area,
+                      out_dist, queue):
+    """:func:`clear_bfs_nb` with the caller's ``queue`` (n_areas,) int32 scratch. On a map with area
+    sets (``adj_bits`` of ``BITSET_WORDS`` words) the search runs on them (:func:`_clear_bfs_bits_nb`);
+    else over the link lists."""
+    if adj_bits.shape[1] == BITSET_WORDS:
+        _clear_bfs_bits_nb(adj_bits, seeds, enemy_row, side, blocked_area, out_dist)
+        return
     n = out_dist.shape[0]
     head = 0
     tail = 0
@@ -119,7 +232,7 @@ def clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy_row, eastern_link, s
 
 
 @njit(cache=True, _nrt=True)
-def supply_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy,
+def supply_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy,
                      out_source_dist, out_depot):
     """Supply depots of both sides (SoE 1.31, 1.3, 1.4).
 
@@ -131,7 +244,7 @@ def supply_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_c
 
     Parameters
     ----------
-    adj_indptr, adj_indices, eastern_link, supply_source : map arrays
+    adj_indptr, adj_indices, adj_bits, eastern_link, supply_source : map arrays
     key_city : (n_areas,) bool — areas that can hold a garrison (``GameMap.garrison``; SoE 1.3, 3.0)
     control : (n_areas,) int8 — state ``control``
     enemy : (2, n_areas) bool — from :func:`enemy_presence_nb`
@@ -140,12 +253,12 @@ def supply_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_c
     out_depot : (2, n_areas) bool
     """
     n = key_city.shape[0]
-    supply_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy,
+    supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy,
                           out_source_dist, out_depot, np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int32))
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def supply_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy,
+def supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy,
                           out_source_dist, out_depot, seeds, queue):
     """:func:`supply_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
     (n_areas,) int32."""
@@ -153,7 +266,8 @@ def supply_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, 
     for s in range(2):
         for i in range(n):
             seeds[i] = supply_source[i] == s or (s == SIDE.SOVIET and eastern_link[i])
-        clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy[s], eastern_link, s, -1, out_source_dist[s], queue)
+        clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, -1, out_source_dist[s],
+                          queue)
         for i in range(n):
             if s == SIDE.SOVIET and eastern_link[i]:
                 out_depot[s, i] = True
@@ -163,7 +277,7 @@ def supply_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, 
 
 
 @njit(cache=True, _nrt=True)
-def block_supply_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_side, block_arm, block_area,
+def block_supply_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot, enemy, block_side, block_arm, block_area,
                     block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply):
     """Supply of every block (SoE 7.7, 9.0).
 
@@ -176,17 +290,19 @@ def block_supply_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_s
         used by rail transport, SoE 7.6, and overstack pull-back, SoE 7.33)
     out_in_supply : (n_blocks,) bool
     """
-    block_supply_into_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_side, block_arm, block_area,
+    block_supply_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot, enemy, block_side, block_arm,
+                         block_area,
                          block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply,
                          np.empty(depot.shape[1], dtype=np.int32))
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def block_supply_into_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, block_side, block_arm, block_area,
+def block_supply_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot, enemy, block_side, block_arm,
+                         block_area,
                          block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply, queue):
     """:func:`block_supply_nb` with the caller's scratch ``queue`` (n_areas,) int32."""
     for s in range(2):
-        clear_bfs_into_nb(adj_indptr, adj_indices, depot[s], enemy[s], eastern_link, s, -1, out_depot_dist[s],
+        clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, depot[s], enemy[s], eastern_link, s, -1, out_depot_dist[s],
                           queue)
     for b in range(block_side.shape[0]):
         a = block_area[b]
@@ -199,18 +315,18 @@ def block_supply_into_nb(adj_indptr, adj_indices, eastern_link, depot, enemy, bl
 
 
 @njit(cache=True, _nrt=True)
-def side_depots_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy, side,
+def side_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy, side,
                    out_source_dist_row, out_depot_row, out_depot_dist_row):
     """Row ``side`` of :func:`supply_depots_nb` (``out_source_dist``, ``out_depot``) and of
     :func:`block_supply_nb` (``out_depot_dist``), without the other side's rows (same results)."""
     n = key_city.shape[0]
-    side_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy, side,
+    side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy, side,
                         out_source_dist_row, out_depot_row, out_depot_dist_row, np.zeros(n, dtype=np.bool_),
                         np.empty(n, dtype=np.int32))
 
 
 @njit(cache=True, _nrt=False)
-def side_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, key_city, control, enemy, side,
+def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy, side,
                         out_source_dist_row, out_depot_row, out_depot_dist_row, seeds, queue):
     """:func:`side_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
     (n_areas,) int32."""
@@ -218,14 +334,16 @@ def side_depots_into_nb(adj_indptr, adj_indices, eastern_link, supply_source, ke
     s = side
     for i in range(n):
         seeds[i] = supply_source[i] == s or (s == SIDE.SOVIET and eastern_link[i])
-    clear_bfs_into_nb(adj_indptr, adj_indices, seeds, enemy[s], eastern_link, s, -1, out_source_dist_row, queue)
+    clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, -1, out_source_dist_row,
+                      queue)
     for i in range(n):
         if s == SIDE.SOVIET and eastern_link[i]:
             out_depot_row[i] = True
         else:
             out_depot_row[i] = (key_city[i] and control[i] == s and not enemy[s, i]
                                 and out_source_dist_row[i] >= 0)
-    clear_bfs_into_nb(adj_indptr, adj_indices, out_depot_row, enemy[s], eastern_link, s, -1, out_depot_dist_row,
+    clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, out_depot_row, enemy[s], eastern_link, s, -1,
+                      out_depot_dist_row,
                       queue)
 
 
@@ -395,7 +513,7 @@ def reach_into_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link,
 
 
 @njit(cache=True, _nrt=True)
-def retreat_targets_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal, enemy_row,
+def retreat_targets_nb(adj_indptr, adj_indices, adj_bits, edge_blocked, eastern_link, goal, enemy_row,
                        friendly_blocks_row, side, battle_area, max_blocks, n_retreating,
                        out_areas, out_area_dist, out_target):
     """Where a defeated defender retreats (SoE 7.42), with stacking overflow.
@@ -414,17 +532,17 @@ def retreat_targets_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal
     Returns the number of candidates.
     """
     n = enemy_row.shape[0]
-    return retreat_targets_into_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal, enemy_row,
+    return retreat_targets_into_nb(adj_indptr, adj_indices, adj_bits, edge_blocked, eastern_link, goal, enemy_row,
                                    friendly_blocks_row, side, battle_area, max_blocks, n_retreating, out_areas,
                                    out_area_dist, out_target, np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32))
 
 
 @njit(cache=True, _nrt=False)
-def retreat_targets_into_nb(adj_indptr, adj_indices, edge_blocked, eastern_link, goal, enemy_row,
+def retreat_targets_into_nb(adj_indptr, adj_indices, adj_bits, edge_blocked, eastern_link, goal, enemy_row,
                             friendly_blocks_row, side, battle_area, max_blocks, n_retreating,
                             out_areas, out_area_dist, out_target, dist, queue):
     """:func:`retreat_targets_nb` with the caller's scratch ``dist`` and ``queue`` (n_areas,) int32."""
-    clear_bfs_into_nb(adj_indptr, adj_indices, goal, enemy_row, eastern_link, side, battle_area, dist, queue)
+    clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, goal, enemy_row, eastern_link, side, battle_area, dist, queue)
     has_blocked = edge_blocked.shape[0] > 0
     k = 0
     for e in range(adj_indptr[battle_area], adj_indptr[battle_area + 1]):
@@ -642,10 +760,12 @@ def check_supply(state, game_map, consts, apply=True) -> dict:
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     source_dist = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+                     state.control,
                      enemy, source_dist, depot)
     depot_dist = np.empty((2, n), dtype=np.int32)
-    block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
+    block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
+                    state.block_arm,
                     state.block_area, state.block_status, consts.infantry_supply_range,
                     consts.cavalry_supply_range, depot_dist, state.block_in_supply)
     out = {"blocks": blocks, "enemy": enemy, "source_dist": source_dist, "depot": depot,

@@ -468,7 +468,7 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
             cand = np.empty(map_arrays.adj_indptr[area + 1] - map_arrays.adj_indptr[area] + 1, dtype=np.int64)
             cand_d = np.empty(cand.shape[0], dtype=np.int64)
             target = np.empty(m, dtype=np.int64)
-            kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, edge_blocked,
+            kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, edge_blocked,
                                     map_arrays.eastern_link, goal, enemy_row, friendly_row, defender,
                                     area, max_blocks, m, cand, cand_d, target)
             if nation_ok.shape[0] > 0:  # G15, G16: where the retreating blocks may end

@@ -949,7 +949,8 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
         return
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
                       scratch_blocks, scratch_enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+                     state.control,
                      scratch_enemy, scratch_src, scratch_depot)
     nbk = state.block_side.shape[0]
     out = np.empty(nbk, dtype=np.int64)
@@ -1017,7 +1018,8 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
             chosen_use[s] = uses[c]
         for k in range(2):  # 7.1 items 3, 4: the non-initiative card is revealed first
             s = first if k == 0 else 1 - first
-            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes[:, f])  # 7.12: the front's pool
+            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes[:,
+                                           f])  # 7.12: the front's pool
             extra_orders[s, f] += extra
             if chosen_card[s] != NO_CARD:
                 log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, chosen_card[s], chosen_use[s])
@@ -1824,9 +1826,11 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     (E14, G15; ``hidden`` is scratch)."""
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+                     state.control,
                      enemy, src, depot)
-    block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
+    block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
+                    state.block_arm,
                     state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
                     depot_dist, state.block_in_supply)
     unhide_nb(state, hidden)
@@ -1881,9 +1885,10 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
             #           scratch computed below is not read after this function)
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
-        supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+        supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+                         state.control,
                          enemy, src, depot)
-        block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side,
+        block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                         er.cavalry_supply_range, depot_dist, insup)
         for i in range(closed.shape[1]):
@@ -2000,7 +2005,8 @@ def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, wai
     for the Reinforcement Phase (EatS II.4.2, XI.2, round example combat 1)."""
     n_areas = state.control.shape[0]
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+                     state.control,
                      enemy, src, depot)
     want = np.ones((2, n_areas), dtype=np.bool_)
     for i in range(n_areas):
@@ -2119,9 +2125,11 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     hidden = np.zeros(nbk, dtype=np.bool_)
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.eastern_link, m.supply_source, m.garrison, state.control,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+                     state.control,
                      enemy, src, depot)
-    block_supply_nb(m.adj_indptr, m.adj_indices, m.eastern_link, depot, enemy, state.block_side, state.block_arm,
+    block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
+                    state.block_arm,
                     state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
                     depot_dist, state.block_in_supply)
     unhide_nb(state, hidden)
