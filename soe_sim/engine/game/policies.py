@@ -637,6 +637,23 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
         rows[r, 14] = known[K_DEFICIT, a]
 
 
+@njit(cache=True, inline="always")
+def _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, side, t, a,
+                  known, base, base_done, rows, r):
+    """Compute ORDER row ``r`` (= ``t * n_areas + a``, ``a >= 0``) into ``rows[r]``: the area columns
+    from ``base`` (computed on the area's first row, ``base_done``), then the type columns (arrays
+    only: inlined in loops)."""
+    if not base_done[a]:
+        for q in range(N_FEAT):
+            base[a, q] = 0.0
+        _order_area_cols_nb(vp, ip, ix, control, garrison, side, a, known, base, a)
+        base_done[a] = True
+    for q in range(N_FEAT):
+        rows[r, q] = base[a, q]
+    _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level,
+                        side, t, a, known, rows, r)
+
+
 @njit(cache=True, _nrt=False, internal=True)
 def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done, rows, done):
     """Make sure the ORDER rows (``otype[i]``, ``oarea[i]``) with an area are in ``rows`` (index
@@ -662,15 +679,8 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
         r = t * na + a
         if done[r]:
             continue
-        if not base_done[a]:
-            for q in range(N_FEAT):
-                base[a, q] = 0.0
-            _order_area_cols_nb(vp, ip, ix, control, garrison, side, a, known, base, a)
-            base_done[a] = True
-        for q in range(N_FEAT):
-            rows[r, q] = base[a, q]
-        _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level,
-                            side, t, a, known, rows, r)
+        _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, side, t,
+                      a, known, base, base_done, rows, r)
         done[r] = True
 
 
@@ -803,16 +813,30 @@ def fill_order_features_scratch_nb(state, orders, m, pol, side, otype, oarea, n,
 def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, out):
     """The scripted scores (:func:`score_options_nb` of the ORDER rows of
     :func:`fill_order_features_nb`) of ``n`` order rows into ``out``, through ``cache``: each row's
-    features and score are computed once per placement step. Only for a scripted policy."""
+    features and score are computed once per placement step, in one pass over the rows (a row is
+    computed only when its score is not known yet). Only for a scripted policy."""
     _order_cache_side_nb(state, orders, pol, side, cache)
+    known = cache.known[side]
+    base = cache.base[side]
+    base_done = cache.base_done[side]
     rows = cache.rows[side]
-    _order_rows_nb(state, m, pol, side, otype, oarea, n, cache.known[side], cache.base[side], cache.base_done[side],
-                   rows, cache.done[side])
+    done = cache.done[side]
     p = pol.params[side]
     score = cache.score[side]
     score_done = cache.score_done[side]
     row0 = cache.row0
     na = cache.base.shape[1]
+    vp = m.vp
+    ip = m.adj_indptr
+    ix = m.adj_indices
+    fort = m.adj_fortified
+    mfront = m.front
+    control = state.control
+    garrison = state.garrison_side
+    ini_side = state.initiative_side
+    ini_level = state.initiative_level
+    wp_key = pol.wp_key
+    wp_val = pol.wp_val
     for i in range(n):
         t = otype[i]
         a = oarea[i]
@@ -825,6 +849,10 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
             continue
         r = t * na + a
         if not score_done[r]:
+            if not done[r]:
+                _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level,
+                              side, t, a, known, base, base_done, rows, r)
+                done[r] = True
             score[r] = _score_order_nb(p, rows[r])
             score_done[r] = True
         out[i] = score[r]
