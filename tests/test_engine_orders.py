@@ -812,6 +812,84 @@ def test_reverse_reach_matches_forward_bfs(world):
     assert reached > 500
 
 
+def test_reach_on_area_sets_matches_the_link_list_search(world):
+    """SoE 7.31, 1.4: the movement search on the map's area sets (``reach_sets_into_nb``, used by the
+    placement tables when no link is closed) reaches the areas of ``reach_into_nb`` at the same
+    distances, and its sets hold the areas within each distance."""
+    from soe_sim.engine.nb import UNREACHED, area_set_nb, reach_into_nb, reach_sets_into_nb
+
+    m = world[0]
+    ma = m.arrays
+    n = m.n_areas
+    rng = np.random.default_rng(12)
+    no_links = np.zeros(0, np.bool_)
+    d1, d2 = np.full(n, UNREACHED, np.int32), np.full(n, UNREACHED, np.int32)
+    q1, q2 = np.empty(n, np.int32), np.empty(n, np.int32)
+    sets = np.zeros((5, 4), np.uint64)
+    ebits = np.zeros(4, np.uint64)
+    compared = 0
+    for _ in range(12):
+        state, _ = random_position(world, rng)
+        cnt = np.zeros((2, n), np.int32)
+        enemy = np.zeros((2, n), np.bool_)
+        nb.presence_nb(state, cnt, enemy)
+        for side in (P, S):
+            area_set_nb(enemy[side], ebits)
+            for start in rng.choice(n, size=20, replace=False):
+                depth = int(rng.integers(1, 6))
+                k1 = reach_into_nb(ma.adj_indptr, ma.adj_indices, ma.adj_kind, no_links, ma.eastern_link, enemy[side],
+                                   side, int(start), depth, False, d1, 0, d1, q1)
+                k2 = reach_sets_into_nb(ma.adj_bits, ebits, side, int(start), depth, d2, q2, sets)
+                assert k1 == k2 and q2[0] == start and sorted(q1[:k1]) == sorted(q2[:k2])
+                np.testing.assert_array_equal(d1, d2)
+                assert (np.diff(d2[q2[:k2]]) >= 0).all()
+                for d in range(5):
+                    within = [int(a) for a in q1[1:k1] if d1[a] <= d]
+                    got = [a for a in range(n) if (int(sets[d, a >> 6]) >> (a & 63)) & 1]
+                    assert got == sorted(within), (side, int(start), depth, d)
+                d1[q1[:k1]] = UNREACHED
+                d2[q2[:k2]] = UNREACHED
+                compared += k1 > 1
+    assert compared > 200
+
+
+def test_placement_on_area_sets_lists_the_rows_of_the_link_list_search(world, orules):
+    """SoE 7.2: the ORDER rows from placement tables on the map's area sets are those of a map without
+    them (``adj_bits`` with no words: the searches walk the link lists), on random positions with
+    random orders placed, both sides, every front."""
+    m = world[0]
+    with_sets = m.arrays
+    without = with_sets._replace(adj_bits=np.zeros((m.n_areas + 1, 0), np.uint64))
+    rng = np.random.default_rng(8)
+    size = 9 * m.n_areas + 1
+    ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
+    ot2, oa2 = np.empty(size, np.int64), np.empty(size, np.int64)
+    compared = 0
+    for _ in range(20):
+        state, _ = random_position(world, rng)
+        if rng.random() < 0.5:
+            state.block_prev_area[:] = -1  # no link closed: the placement search runs on the sets
+        orders = new_order_state(state)
+        tabs = nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0], orders.order_type.shape[0])
+        tabs2 = nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0],
+                                           orders.order_type.shape[0])
+        for s in (0, 1):
+            nb.placement_tables_nb(state, with_sets, orules, s, tabs)
+            nb.placement_tables_nb(state, without, orules, s, tabs2)
+            for f in (0, 1):
+                for _ in range(4):
+                    k = nb.legal_orders_from_tables_nb(orders, with_sets, orules, s, f, 4, tabs, ot, oa)
+                    k2 = nb.legal_orders_from_tables_nb(orders, without, orules, s, f, 4, tabs2, ot2, oa2)
+                    assert k == k2 and (ot[:k] == ot2[:k]).all() and (oa[:k] == oa2[:k]).all()
+                    real = [j for j in range(k) if ot[j] != nb.NO_ORDER]
+                    compared += sum(ot[j] in (nb.MOVE_TO, nb.FORCED_MARCH_TO) for j in real)
+                    if not real:
+                        break
+                    j = real[int(rng.integers(len(real)))]
+                    nb.place_order_nb(state, orders, s, f, ot[j], oa[j])
+    assert compared > 200
+
+
 def test_placement_tables_reused_across_positions_equal_fresh_ones(world, orules):
     """The game loop keeps one PlacementTables per side for every placement step of every game of a
     thread; nothing of a previous position may leak into the next. On a sequence of random positions

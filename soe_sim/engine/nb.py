@@ -512,6 +512,99 @@ def reach_into_nb(adj_indptr, adj_indices, adj_kind, edge_blocked, eastern_link,
     return tail
 
 
+@njit(cache=True, _nrt=False)
+def reach_sets_into_nb(adj_bits, enemy_bits, side, start, allowance, out_dist, queue, out_sets):
+    """:func:`reach_into_nb` for normal movement with no closed link, on the map's area sets
+    (``adj_bits`` of ``BITSET_WORDS`` words; ``enemy_bits`` (BITSET_WORDS,) uint64 the side's enemy
+    areas): one distance layer at a time. ``out_dist`` must hold ``UNREACHED`` everywhere on entry;
+    returns the number ``k`` of areas reached, ``queue[:k]`` (``queue[0] == start``, then layer by
+    layer, each in ascending area order: the order of :func:`reach_into_nb` within a layer may
+    differ). ``out_sets`` (>= 1, BITSET_WORDS) uint64: row ``d`` the areas within ``d`` links other
+    than ``start`` (rows past the allowance repeat its set)."""
+    n = out_dist.shape[0]
+    full = ~np.uint64(0)
+    zero = np.uint64(0)
+    a0 = full if side == SIDE.SOVIET else ~adj_bits[n, 0]  # SoE 1.4: no Eastern Link for the Poles
+    a1 = full if side == SIDE.SOVIET else ~adj_bits[n, 1]
+    a2 = full if side == SIDE.SOVIET else ~adj_bits[n, 2]
+    a3 = full if side == SIDE.SOVIET else ~adj_bits[n, 3]
+    out_dist[start] = 0
+    queue[0] = start
+    k = 1
+    f0 = zero
+    f1 = zero
+    f2 = zero
+    f3 = zero
+    sb = np.uint64(1) << np.uint64(start & 63)
+    q = start >> 6
+    if q == 0:
+        f0 = sb
+    elif q == 1:
+        f1 = sb
+    elif q == 2:
+        f2 = sb
+    else:
+        f3 = sb
+    r0, r1, r2, r3 = f0, f1, f2, f3
+    for w in range(out_sets.shape[1]):
+        out_sets[0, w] = zero
+    d = 0
+    while d < allowance and (f0 | f1 | f2 | f3) != zero:
+        # SoE 7.31: entering an enemy area ends the move (the start is left whatever it holds)
+        if d > 0:
+            f0 &= ~enemy_bits[0]
+            f1 &= ~enemy_bits[1]
+            f2 &= ~enemy_bits[2]
+            f3 &= ~enemy_bits[3]
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f0, 0, zero, zero, zero, zero)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f1, 1, n0, n1, n2, n3)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f2, 2, n0, n1, n2, n3)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f3, 3, n0, n1, n2, n3)
+        d += 1
+        f0 = n0 & ~r0 & a0
+        f1 = n1 & ~r1 & a1
+        f2 = n2 & ~r2 & a2
+        f3 = n3 & ~r3 & a3
+        r0 |= f0
+        r1 |= f1
+        r2 |= f2
+        r3 |= f3
+        k = _queue_layer_nb(f0, 0, d, out_dist, queue, k)
+        k = _queue_layer_nb(f1, 1, d, out_dist, queue, k)
+        k = _queue_layer_nb(f2, 2, d, out_dist, queue, k)
+        k = _queue_layer_nb(f3, 3, d, out_dist, queue, k)
+        if d < out_sets.shape[0]:
+            out_sets[d, 0] = r0
+            out_sets[d, 1] = r1
+            out_sets[d, 2] = r2
+            out_sets[d, 3] = r3
+            out_sets[d, q] &= ~sb
+    for e in range(d + 1, out_sets.shape[0]):
+        for w in range(out_sets.shape[1]):
+            out_sets[e, w] = out_sets[d, w]
+    return k
+
+
+@njit(cache=True, inline="always")
+def _queue_layer_nb(x, w, d, out_dist, queue, k):
+    """Give every area of word ``w`` set in ``x`` the distance ``d`` and append it to ``queue[k:]``;
+    returns the new length."""
+    while x != np.uint64(0):
+        a = 64 * w + _lowest_bit_nb(x)
+        out_dist[a] = d
+        queue[k] = a
+        k += 1
+        x &= x - np.uint64(1)
+    return k
+
+
+@njit(cache=True, _nrt=False)
+def area_set_nb(row, out):
+    """``out`` (BITSET_WORDS,) uint64: the areas where the bool ``row`` is True, as an area set."""
+    for w in range(out.shape[0]):
+        out[w] = _word_nb(row, w)
+
+
 @njit(cache=True, _nrt=True)
 def retreat_targets_nb(adj_indptr, adj_indices, adj_bits, edge_blocked, eastern_link, goal, enemy_row,
                        friendly_blocks_row, side, battle_area, max_blocks, n_retreating,

@@ -31,11 +31,14 @@ import numpy as np
 
 from soe_sim._jit import njit
 from soe_sim.data.enums import ARM, LINK, UnitClass
+from soe_sim.data.map import BITSET_WORDS
 from soe_sim.engine.nb import (
     UNREACHED,
+    area_set_nb,
     enemy_presence_nb,
     enterable_nb,
     reach_into_nb,
+    reach_sets_into_nb,
     reachable_nb,
     restrict_retreat_nb,
     retreat_targets_into_nb,
@@ -105,6 +108,8 @@ WD_NONE = 0
 WD_OK = 1
 WD_BLOCKED = 2
 
+REACH_SET_DEPTH = 4  # PlacementTables.reach_bits: area sets of movement distances 1..4 (larger allowances walk)
+
 _DIVISION = int(UnitClass.DIVISION)
 _BRIGADE = int(UnitClass.BRIGADE)
 
@@ -156,11 +161,13 @@ def edge_blocked_nb(state, map_arrays, side, cnt, out):
 
     An enemy block that entered a contested area ``u`` (``u`` holds blocks or the garrison of
     ``side``) stands on the road from ``block_prev_area``: that link is closed in both directions.
-    ``out`` (n_edges,) bool, indexed like ``adj_indices``.
+    ``out`` (n_edges,) bool, indexed like ``adj_indices``. Returns how many entries were set from
+    the entered side (0: no link is closed).
     """
     ip = map_arrays.adj_indptr
     ix = map_arrays.adj_indices
     out[:] = False
+    closed = 0
     for b in range(state.block_side.shape[0]):
         if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != 1 - side:
             continue
@@ -172,10 +179,12 @@ def edge_blocked_nb(state, map_arrays, side, cnt, out):
             continue
         for e in range(ip[u], ip[u + 1]):
             if ix[e] == v:
+                closed += 1
                 out[e] = True
         for e in range(ip[v], ip[v + 1]):
             if ix[e] == u:
                 out[e] = True
+    return closed
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -365,7 +374,9 @@ class PlacementTables(NamedTuple):
     areas holding them (``frow``, ``fareas``, ``meta[M_NF]``), movement distances ``dist_r`` /
     ``reach_r`` / ``reach_k`` from those areas, ``has_dest``, ``has_rail`` and the Recon distances
     ``recon_d``, and the areas of each front in index order (``front_areas[front_ptr[f]:front_ptr[f +
-    1]]``: the rows of a front are listed from them). The game loop computes it once per side per
+    1]]``: the rows of a front are listed from them), and on a map with area sets
+    (``MapArrays.adj_bits``) ``reach_bits[r, d]`` the areas within ``d`` links of row ``r``'s area
+    (``d`` up to ``REACH_SET_DEPTH``; ``cap_bits`` scratch). The game loop computes it once per side per
     placement step and then only runs the
     *dynamic* part (:func:`legal_orders_from_tables_nb`: the matching of the orders already placed
     and the rows), which uses the remaining arrays as scratch.
@@ -408,6 +419,8 @@ class PlacementTables(NamedTuple):
     row_allow: np.ndarray
     front_areas: np.ndarray
     front_ptr: np.ndarray
+    reach_bits: np.ndarray
+    cap_bits: np.ndarray
 
 
 M_NF = 0  # PlacementTables.meta: areas holding the side's blocks
@@ -434,7 +447,8 @@ def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
         np.full(nbk, -1, dtype=np.int64), np.full(order_capacity + 1, -1, dtype=np.int64),
         np.zeros(order_capacity + 1, dtype=np.bool_), np.zeros((N_ORDER_TYPES, n), dtype=np.int32),
         np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros((max(n, 1), 2), dtype=np.int64),
-        np.zeros(n, dtype=np.int64), np.zeros(n + 2, dtype=np.int64))
+        np.zeros(n, dtype=np.int64), np.zeros(n + 2, dtype=np.int64),
+        np.zeros((n, REACH_SET_DEPTH + 1, BITSET_WORDS), dtype=np.uint64), np.zeros((2, BITSET_WORDS), dtype=np.uint64))
 
 
 @njit(cache=True, _nrt=False)
@@ -469,7 +483,7 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
     presence_nb(state, cnt, enemy)
     enemy_row = enemy[side]
     eb = tabs.eb
-    edge_blocked_nb(state, map_arrays, side, cnt, eb)
+    n_closed = edge_blocked_nb(state, map_arrays, side, cnt, eb)
 
     # the side's blocks and the areas holding them (one distance row per area)
     frow = tabs.frow
@@ -524,10 +538,33 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
         for i in range(n):
             dist_r[r, i] = UNREACHED
         reach_k[r] = 0
+    # (on a map with area sets and no closed link, the search runs on the sets and also leaves the
+    # areas within each distance in reach_bits for legal_orders_from_tables_nb)
+    use_sets = map_arrays.adj_bits.shape[1] == BITSET_WORDS
+    reach_bits = tabs.reach_bits
+    enemy_bits = tabs.cap_bits[0]  # scratch until legal_orders_from_tables_nb
+    if use_sets:
+        area_set_nb(enemy_row, enemy_bits)
     for r in range(nf):
         if depth[r] > 0:
+            if use_sets and n_closed == 0:
+                reach_k[r] = reach_sets_into_nb(map_arrays.adj_bits, enemy_bits, side, fareas[r], depth[r], dist_r[r],
+                                                reach_r[r], reach_bits[r])
+                continue
             reach_k[r] = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, fareas[r], depth[r],
                                        False, dist_r[r], 0, dist_r[r], reach_r[r])
+            if use_sets:  # the same distances as area sets
+                for d in range(REACH_SET_DEPTH + 1):
+                    for w in range(BITSET_WORDS):
+                        reach_bits[r, d, w] = 0
+                for p in range(1, reach_k[r]):
+                    i = reach_r[r, p]
+                    d = dist_r[r, i]
+                    if d <= REACH_SET_DEPTH:
+                        reach_bits[r, d, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+                for d in range(2, REACH_SET_DEPTH + 1):
+                    for w in range(BITSET_WORDS):
+                        reach_bits[r, d, w] |= reach_bits[r, d - 1, w]
     # Move Out / Forced March Out need a destination: an open link to an enterable neighbour
     max_allow = max(orules.forced_infantry, orules.forced_cavalry, orules.forced_leader)
     has_dest = tabs.has_dest
@@ -720,10 +757,25 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
             cap_mask[a] |= b_mask[b]
     bit_mt = np.int64(1) << MOVE_TO
     bit_fmt = np.int64(1) << FORCED_MARCH_TO
+    # the areas a Move To (cap_bits[0]) / Forced March To (cap_bits[1]) could reach: the union of the
+    # rows' area sets (placement_tables_nb); an allowance beyond the sets walks its row instead
+    use_sets = map_arrays.adj_bits.shape[1] == BITSET_WORDS
+    cap_bits = tabs.cap_bits
+    reach_bits = tabs.reach_bits
+    for f in range(2):
+        for w in range(BITSET_WORDS):
+            cap_bits[f, w] = 0
     for r in range(nf):
         allow0 = row_allow[r, 0]
         allow1 = row_allow[r, 1]
         if allow0 < 1 and allow1 < 1:
+            continue
+        if use_sets and allow0 <= REACH_SET_DEPTH and allow1 <= REACH_SET_DEPTH:
+            for f in range(2):
+                d = allow0 if f == 0 else allow1
+                if d >= 1:
+                    for w in range(BITSET_WORDS):
+                        cap_bits[f, w] |= reach_bits[r, d, w]
             continue
         for p in range(1, reach_k[r]):  # Move To / Forced March To (only rows of blocks in supply)
             i = reach_r[r, p]
@@ -764,7 +816,15 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
                 pool_mask |= np.int64(1) << t
         for q in range(fa.shape[0]):
             i = fa[q]
-            mm = cap_mask[i] & pool_mask & ~closed[i]
+            c = cap_mask[i]
+            if use_sets:
+                w = i >> 6
+                bit = np.uint64(1) << np.uint64(i & 63)
+                if (cap_bits[0, w] & bit) != np.uint64(0):
+                    c |= bit_mt
+                if (cap_bits[1, w] & bit) != np.uint64(0):
+                    c |= bit_fmt
+            mm = c & pool_mask & ~closed[i]
             if mm == 0:
                 continue
             for t in range(N_ORDER_TYPES):
