@@ -1090,21 +1090,27 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                 s = 1 - s
                 continue
             allowed = orules.base_orders_per_front + extra_orders[s, f]
-            tabs = ptabs0 if s == 0 else ptabs1
             n = 0
             # the early exit of legal_orders_from_tables_nb (EatS VI: free Recon slots, reading V1)
             free_used = min(orders.recon_placed[s, f], orules.free_recon_per_front)
             if (((orders.placed[s, f] - free_used < allowed) or free_used < orules.free_recon_per_front)
                     and orders.n_orders[0] < orders.order_type.shape[0]):
-                if not (tabs_ok0 if s == 0 else tabs_ok1):
-                    hide_inactive_nb(state, ew.active, s, ew.hidden)
-                    onb.placement_tables_nb(state, m, orules, s, tabs)
-                    unhide_nb(state, ew.hidden)
-                    if s == 0:
+                # each side's tables named in its own branch: a named tuple chosen at run time
+                # (``ptabs0 if s == 0 else ptabs1``) is a copy of its ~270 words at every decision
+                if s == 0:
+                    if not tabs_ok0:
+                        hide_inactive_nb(state, ew.active, s, ew.hidden)
+                        onb.placement_tables_nb(state, m, orules, s, ptabs0)
+                        unhide_nb(state, ew.hidden)
                         tabs_ok0 = True
-                    else:
+                    n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, ptabs0, otype, oarea)
+                else:
+                    if not tabs_ok1:
+                        hide_inactive_nb(state, ew.active, s, ew.hidden)
+                        onb.placement_tables_nb(state, m, orules, s, ptabs1)
+                        unhide_nb(state, ew.hidden)
                         tabs_ok1 = True
-                n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, tabs, otype, oarea)
+                    n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, ptabs1, otype, oarea)
                 n = filter_orders_nb(ew.closed[s], n, otype, oarea)  # G15, G16
             placed = False
             if n > 0:
