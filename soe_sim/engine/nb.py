@@ -110,12 +110,13 @@ else:
 
 @njit(cache=True, inline="always")
 def _word_nb(row, w):
-    """Entries ``64 w`` to ``64 w + 63`` of the bool array ``row`` as a 64-bit set (past its end: 0)."""
+    """Entries ``64 w`` to ``64 w + 63`` of ``row`` (bool or int) as a 64-bit set of the non-zero ones
+    (past its end: 0)."""
     x = np.uint64(0)
     lo = 64 * w
     hi = min(row.shape[0], lo + 64)
     for i in range(lo, hi):
-        x |= np.uint64(row[i]) << np.uint64(i - lo)
+        x |= np.uint64(row[i] != 0) << np.uint64(i - lo)
     return x
 
 
@@ -140,21 +141,58 @@ def _expand_nb(adj_bits, x, w, n0, n1, n2, n3):
     return n0, n1, n2, n3
 
 
+@njit(cache=True, inline="always")
+def _allowed_words_nb(adj_bits, side):
+    """The areas ``side`` may enter as four words: all but, for the Poles, the Eastern Links (SoE 1.4)."""
+    n = adj_bits.shape[0] - 1
+    full = ~np.uint64(0)
+    if side == SIDE.SOVIET:
+        return full, full, full, full
+    return ~adj_bits[n, 0], ~adj_bits[n, 1], ~adj_bits[n, 2], ~adj_bits[n, 3]
+
+
+@njit(cache=True, inline="always")
+def _layers_nb(adj_bits, f0, f1, f2, f3, s0, s1, s2, s3, a0, a1, a2, a3, max_depth, out_dist):
+    """Breadth-first search on area sets, one distance layer at a time: from the seeds ``f0..f3``
+    (distance 0), the next layer is the neighbours of the current layer's areas outside the stop set
+    ``s0..s3`` that are in the allowed set ``a0..a3`` and not reached yet, up to ``max_depth``
+    layers. Writes each reached area's distance into ``out_dist`` (the others are left as they are).
+    A shortest distance does not depend on the order of a search, so these are the distances of the
+    queue search over the link lists."""
+    zero = np.uint64(0)
+    r0, r1, r2, r3 = f0, f1, f2, f3
+    d = 0
+    while (f0 | f1 | f2 | f3) != zero:
+        _write_layer_nb(f0, 0, d, out_dist)
+        _write_layer_nb(f1, 1, d, out_dist)
+        _write_layer_nb(f2, 2, d, out_dist)
+        _write_layer_nb(f3, 3, d, out_dist)
+        if d >= max_depth:
+            break
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f0 & ~s0, 0, zero, zero, zero, zero)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f1 & ~s1, 1, n0, n1, n2, n3)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f2 & ~s2, 2, n0, n1, n2, n3)
+        n0, n1, n2, n3 = _expand_nb(adj_bits, f3 & ~s3, 3, n0, n1, n2, n3)
+        f0 = n0 & ~r0 & a0
+        f1 = n1 & ~r1 & a1
+        f2 = n2 & ~r2 & a2
+        f3 = n3 & ~r3 & a3
+        r0 |= f0
+        r1 |= f1
+        r2 |= f2
+        r3 |= f3
+        d += 1
+
+
 @njit(cache=True, _nrt=False, internal=True)
 def _clear_bfs_bits_nb(adj_bits, seeds, enemy_row, side, blocked_area, out_dist):
     """:func:`clear_bfs_into_nb` on area sets (``adj_bits`` of four words, maps of up to 256 areas):
-    one layer of distance at a time, the next layer being the neighbours of the current one's
-    non-enemy areas that are enterable, not blocked and not reached yet. Same distances as the
-    search over the link lists (a shortest distance does not depend on the order of the search)."""
+    :func:`_layers_nb` from the seeds that are enterable, not enemy areas and not the blocked area,
+    never expanding an enemy area (E1), entering enterable areas other than the blocked one (E9)."""
     n = out_dist.shape[0]
     for i in range(n):
         out_dist[i] = UNREACHED
-    full = ~np.uint64(0)
-    # areas that may be entered (SoE 1.4: no Eastern Link for the Poles; E9: not the blocked area)
-    a0 = full if side == SIDE.SOVIET else ~adj_bits[n, 0]
-    a1 = full if side == SIDE.SOVIET else ~adj_bits[n, 1]
-    a2 = full if side == SIDE.SOVIET else ~adj_bits[n, 2]
-    a3 = full if side == SIDE.SOVIET else ~adj_bits[n, 3]
+    a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)
     if blocked_area >= 0:
         off = ~(np.uint64(1) << np.uint64(blocked_area & 63))
         q = blocked_area >> 6
@@ -170,32 +208,23 @@ def _clear_bfs_bits_nb(adj_bits, seeds, enemy_row, side, blocked_area, out_dist)
     e1 = _word_nb(enemy_row, 1)
     e2 = _word_nb(enemy_row, 2)
     e3 = _word_nb(enemy_row, 3)
-    f0 = _word_nb(seeds, 0) & ~e0 & a0
-    f1 = _word_nb(seeds, 1) & ~e1 & a1
-    f2 = _word_nb(seeds, 2) & ~e2 & a2
-    f3 = _word_nb(seeds, 3) & ~e3 & a3
-    r0, r1, r2, r3 = f0, f1, f2, f3
-    d = 0
+    _layers_nb(adj_bits, _word_nb(seeds, 0) & ~e0 & a0, _word_nb(seeds, 1) & ~e1 & a1, _word_nb(seeds, 2) & ~e2 & a2,
+               _word_nb(seeds, 3) & ~e3 & a3, e0, e1, e2, e3, a0, a1, a2, a3, n, out_dist)
+
+
+@njit(cache=True, _nrt=False)
+def distances_across_nb(adj_bits, seeds, side, max_depth, out_dist):
+    """Distances (links) from the areas where ``seeds`` (n_areas,) is non-zero, through any area
+    whatever it holds, entering only areas ``side`` may enter (SoE 1.4), up to ``max_depth`` links;
+    ``UNREACHED`` beyond. On the map's area sets (``adj_bits`` of ``BITSET_WORDS`` words). Used for
+    the Recon range (SoE 7.2: "within a range of 3 areas (even across enemy blocks)")."""
+    n = out_dist.shape[0]
+    for i in range(n):
+        out_dist[i] = UNREACHED
+    a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)
     zero = np.uint64(0)
-    while (f0 | f1 | f2 | f3) != zero:
-        _write_layer_nb(f0, 0, d, out_dist)
-        _write_layer_nb(f1, 1, d, out_dist)
-        _write_layer_nb(f2, 2, d, out_dist)
-        _write_layer_nb(f3, 3, d, out_dist)
-        # a clear path may end in, never pass through, an enemy area (E1)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f0 & ~e0, 0, zero, zero, zero, zero)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f1 & ~e1, 1, n0, n1, n2, n3)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f2 & ~e2, 2, n0, n1, n2, n3)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f3 & ~e3, 3, n0, n1, n2, n3)
-        f0 = n0 & ~r0 & a0
-        f1 = n1 & ~r1 & a1
-        f2 = n2 & ~r2 & a2
-        f3 = n3 & ~r3 & a3
-        r0 |= f0
-        r1 |= f1
-        r2 |= f2
-        r3 |= f3
-        d += 1
+    _layers_nb(adj_bits, _word_nb(seeds, 0), _word_nb(seeds, 1), _word_nb(seeds, 2), _word_nb(seeds, 3), zero, zero,
+               zero, zero, a0, a1, a2, a3, max_depth, out_dist)
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -521,13 +550,8 @@ def reach_sets_into_nb(adj_bits, enemy_bits, side, start, allowance, out_dist, q
     layer, each in ascending area order: the order of :func:`reach_into_nb` within a layer may
     differ). ``out_sets`` (>= 1, BITSET_WORDS) uint64: row ``d`` the areas within ``d`` links other
     than ``start`` (rows past the allowance repeat its set)."""
-    n = out_dist.shape[0]
-    full = ~np.uint64(0)
     zero = np.uint64(0)
-    a0 = full if side == SIDE.SOVIET else ~adj_bits[n, 0]  # SoE 1.4: no Eastern Link for the Poles
-    a1 = full if side == SIDE.SOVIET else ~adj_bits[n, 1]
-    a2 = full if side == SIDE.SOVIET else ~adj_bits[n, 2]
-    a3 = full if side == SIDE.SOVIET else ~adj_bits[n, 3]
+    a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)  # SoE 1.4: no Eastern Link for the Poles
     out_dist[start] = 0
     queue[0] = start
     k = 1

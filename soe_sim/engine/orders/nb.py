@@ -35,6 +35,7 @@ from soe_sim.data.map import BITSET_WORDS
 from soe_sim.engine.nb import (
     UNREACHED,
     area_set_nb,
+    distances_across_nb,
     enemy_presence_nb,
     enterable_nb,
     reach_into_nb,
@@ -600,26 +601,29 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
                 break
     # recon range (SoE 7.2: "within a range of 3 areas (even across enemy blocks)")
     recon_d = tabs.recon_d
-    recon_d[:] = UNREACHED
-    queue = tabs.queue
-    head = 0
-    tail = 0
-    for a in range(n):
-        if cnt[side, a] > 0:
-            recon_d[a] = 0
-            queue[tail] = a
-            tail += 1
-    while head < tail:
-        u = queue[head]
-        head += 1
-        if recon_d[u] >= orules.recon_range:
-            continue
-        for e in range(ip[u], ip[u + 1]):
-            v = ix[e]
-            if recon_d[v] == UNREACHED and enterable_nb(el, side, v):
-                recon_d[v] = recon_d[u] + 1
-                queue[tail] = v
+    if use_sets:
+        distances_across_nb(map_arrays.adj_bits, cnt[side], side, orules.recon_range, recon_d)
+    else:
+        recon_d[:] = UNREACHED
+        queue = tabs.queue
+        head = 0
+        tail = 0
+        for a in range(n):
+            if cnt[side, a] > 0:
+                recon_d[a] = 0
+                queue[tail] = a
                 tail += 1
+        while head < tail:
+            u = queue[head]
+            head += 1
+            if recon_d[u] >= orules.recon_range:
+                continue
+            for e in range(ip[u], ip[u + 1]):
+                v = ix[e]
+                if recon_d[v] == UNREACHED and enterable_nb(el, side, v):
+                    recon_d[v] = recon_d[u] + 1
+                    queue[tail] = v
+                    tail += 1
 
     # own-area capabilities per block (see _cap_nb)
     for q in range(nbs):
