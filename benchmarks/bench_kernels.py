@@ -9,7 +9,11 @@ of ``--calls`` calls (so no Python call overhead is measured), after a warm-up:
 * ``placement_tables_us``: ``placement_tables_nb`` (the static part, once per side and placement
   step in a game);
 * ``legal_orders_us``: ``legal_orders_from_tables_nb`` (the rows, at every ORDER decision);
-* ``rows``: how many rows that listing has (a check that two trees time the same work).
+* ``rows``: how many rows that listing has (a check that two trees time the same work);
+* ``side_depots_us``: ``side_depots_into_nb`` for the side (two whole-map clear-path searches: to the
+  supply sources, then to the depots), and the same three on a copy of the map without area sets
+  (``*_link_lists``: ``adj_bits`` with no words, the searches walk the link lists), so that one run
+  compares the two ways of searching (docs/engine-design.md "Area sets").
 
 Median of ``--repeats``; JSON on stdout. Compare two checkouts by running it under each
 (``PYTHONPATH=/tmp/wt_old .venv/bin/python benchmarks/bench_kernels.py``), alternating.
@@ -27,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from soe_sim.data import load_blocks, load_map, load_scenario
-from soe_sim.engine.nb import check_supply
+from soe_sim.engine.nb import check_supply, side_depots_into_nb
 from soe_sim.engine.orders import nb, new_order_state, order_constants
 from soe_sim.engine.state import engine_constants, new_game
 from soe_sim.rules import load_rules
@@ -47,6 +51,13 @@ def _loop_legal_orders(calls, orders, map_arrays, orules, side, front, allowed, 
 def _loop_placement_tables(calls, state, map_arrays, orules, side, tabs):
     for _ in range(calls):
         nb.placement_tables_nb(state, map_arrays, orules, side, tabs)
+
+
+@njit(cache=False)
+def _loop_side_depots(calls, m, control, enemy, side, src, depot, depot_dist, seeds, queue):
+    for _ in range(calls):
+        side_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+                            control, enemy, side, src, depot, depot_dist, seeds, queue)
 
 
 def _median_us(fn, calls: int, repeats: int) -> float:
@@ -108,6 +119,27 @@ def main(scenario, n_orders, calls, repeats, seed, out):
                                          out_area), calls, repeats),
         "python": platform.python_version(),
     }
+    # the same kernels on the map without area sets (the link-list searches)
+    n = game_map.n_areas
+    lists = game_map.arrays._replace(adj_bits=np.zeros((n + 1, 0), dtype=np.uint64))
+    tabs2 = nb.new_placement_tables_nb(state.n_blocks, n, game_map.adj_indices.shape[0], orders.order_type.shape[0])
+    nb.placement_tables_nb(state, lists, orules, side, tabs2)
+    check = int(nb.legal_orders_from_tables_nb(orders, lists, orules, side, front, allowed, tabs2, out_type, out_area))
+    if check != rows:
+        raise click.ClickException(f"the link-list tables list {check} rows, the area sets {rows}")
+    cnt = np.zeros((2, n), dtype=np.int32)
+    enemy = np.zeros((2, n), dtype=np.bool_)
+    nb.presence_nb(state, cnt, enemy)
+    scratch = (np.empty(n, np.int32), np.zeros(n, np.bool_), np.empty(n, np.int32), np.zeros(n, np.bool_),
+               np.empty(n, np.int32))
+    for key, arrays in (("", game_map.arrays), ("_link_lists", lists)):
+        result["side_depots_us" + key] = _median_us(
+            lambda c: _loop_side_depots(c, arrays, state.control, enemy, side, *scratch), calls, repeats)
+    result["placement_tables_us_link_lists"] = _median_us(
+        lambda c: _loop_placement_tables(c, state, lists, orules, side, tabs2), calls, repeats)
+    result["legal_orders_us_link_lists"] = _median_us(
+        lambda c: _loop_legal_orders(c, orders, lists, orules, side, front, allowed, tabs2, out_type, out_area),
+        calls, repeats)
     emit_json(result, out)
 
 
