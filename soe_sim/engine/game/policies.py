@@ -601,6 +601,9 @@ def _order_area_cols_nb(vp, adj_indptr, adj_indices, control, garrison_side, sid
     rows[r, 15] = known[K_UNSEEN, a]
 
 
+_ORDER_TYPE_COLS = (0, 1, 13, 14)  # the columns _order_type_cols_nb writes (type, area, p_win, target_vp)
+
+
 @njit(cache=True, inline="always")
 def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fortified, area_front, control,
                         garrison_side, initiative_side, initiative_level, side, t, a, known, rows, r):
@@ -849,11 +852,21 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
             continue
         r = t * na + a
         if not score_done[r]:
-            if not done[r]:
-                _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level,
-                              side, t, a, known, base, base_done, rows, r)
-                done[r] = True
-            score[r] = _score_order_nb(p, rows[r])
+            if done[r]:
+                score[r] = _score_order_nb(p, rows[r])
+            else:
+                # the row scored in place in the area's columns (its type columns set, then cleared
+                # back to the zeros of _order_area_cols_nb) instead of copied into ``rows`` first
+                if not base_done[a]:
+                    for q in range(N_FEAT):
+                        base[a, q] = 0.0
+                    _order_area_cols_nb(vp, ip, ix, control, garrison, side, a, known, base, a)
+                    base_done[a] = True
+                _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side,
+                                    ini_level, side, t, a, known, base, a)
+                score[r] = _score_order_nb(p, base[a])
+                for q in _ORDER_TYPE_COLS:
+                    base[a, q] = 0.0
             score_done[r] = True
         out[i] = score[r]
 
