@@ -614,6 +614,14 @@ def kernel_moves(state, orders, m, orules, o, cap):
     return rows
 
 
+def presence(state, n):
+    """Blocks per side and enemy areas per side of ``state`` (``presence_nb``)."""
+    cnt = np.zeros((2, n), np.int32)
+    enemy = np.zeros((2, n), np.bool_)
+    nb.presence_nb(state, cnt, enemy)
+    return cnt, enemy
+
+
 def random_position(world, rng):
     """A dense random position around a random area of the campaign universe, with random flags,
     earlier moves and orders (placed without legality checks)."""
@@ -790,9 +798,7 @@ def test_reverse_reach_matches_forward_bfs(world):
     reached = 0
     for _ in range(12):
         state, orders = random_position(world, rng)
-        cnt = np.zeros((2, n), np.int32)
-        enemy = np.zeros((2, n), np.bool_)
-        nb.presence_nb(state, cnt, enemy)
+        cnt, enemy = presence(state, n)
         for side in (P, S):
             eb = np.zeros(ma.adj_indices.shape[0], np.bool_)
             nb.edge_blocked_nb(state, ma, side, cnt, eb)
@@ -830,9 +836,7 @@ def test_reach_on_area_sets_matches_the_link_list_search(world):
     compared = 0
     for _ in range(12):
         state, _ = random_position(world, rng)
-        cnt = np.zeros((2, n), np.int32)
-        enemy = np.zeros((2, n), np.bool_)
-        nb.presence_nb(state, cnt, enemy)
+        _, enemy = presence(state, n)
         for side in (P, S):
             area_set_nb(enemy[side], ebits)
             for start in rng.choice(n, size=20, replace=False):

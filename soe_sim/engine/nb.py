@@ -142,6 +142,23 @@ def _expand_nb(adj_bits, x, w, n0, n1, n2, n3):
 
 
 @njit(cache=True, inline="always")
+def _next_layer_nb(adj_bits, x0, x1, x2, x3, r0, r1, r2, r3, a0, a1, a2, a3):
+    """One step of a layered search: the neighbours of the areas ``x0..x3`` (the current layer's
+    areas that may be passed through) that are allowed (``a0..a3``) and not reached yet
+    (``r0..r3``). Returns that layer and the reached set with it."""
+    zero = np.uint64(0)
+    n0, n1, n2, n3 = _expand_nb(adj_bits, x0, 0, zero, zero, zero, zero)
+    n0, n1, n2, n3 = _expand_nb(adj_bits, x1, 1, n0, n1, n2, n3)
+    n0, n1, n2, n3 = _expand_nb(adj_bits, x2, 2, n0, n1, n2, n3)
+    n0, n1, n2, n3 = _expand_nb(adj_bits, x3, 3, n0, n1, n2, n3)
+    f0 = n0 & ~r0 & a0
+    f1 = n1 & ~r1 & a1
+    f2 = n2 & ~r2 & a2
+    f3 = n3 & ~r3 & a3
+    return f0, f1, f2, f3, r0 | f0, r1 | f1, r2 | f2, r3 | f3
+
+
+@njit(cache=True, inline="always")
 def _allowed_words_nb(adj_bits, side):
     """The areas ``side`` may enter as four words: all but, for the Poles, the Eastern Links (SoE 1.4)."""
     n = adj_bits.shape[0] - 1
@@ -169,18 +186,8 @@ def _layers_nb(adj_bits, f0, f1, f2, f3, s0, s1, s2, s3, a0, a1, a2, a3, max_dep
         _write_layer_nb(f3, 3, d, out_dist)
         if d >= max_depth:
             break
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f0 & ~s0, 0, zero, zero, zero, zero)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f1 & ~s1, 1, n0, n1, n2, n3)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f2 & ~s2, 2, n0, n1, n2, n3)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f3 & ~s3, 3, n0, n1, n2, n3)
-        f0 = n0 & ~r0 & a0
-        f1 = n1 & ~r1 & a1
-        f2 = n2 & ~r2 & a2
-        f3 = n3 & ~r3 & a3
-        r0 |= f0
-        r1 |= f1
-        r2 |= f2
-        r3 |= f3
+        f0, f1, f2, f3, r0, r1, r2, r3 = _next_layer_nb(adj_bits, f0 & ~s0, f1 & ~s1, f2 & ~s2, f3 & ~s3, r0, r1, r2,
+                                                        r3, a0, a1, a2, a3)
         d += 1
 
 
@@ -580,19 +587,8 @@ def reach_sets_into_nb(adj_bits, enemy_bits, side, start, allowance, out_dist, q
             f1 &= ~enemy_bits[1]
             f2 &= ~enemy_bits[2]
             f3 &= ~enemy_bits[3]
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f0, 0, zero, zero, zero, zero)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f1, 1, n0, n1, n2, n3)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f2, 2, n0, n1, n2, n3)
-        n0, n1, n2, n3 = _expand_nb(adj_bits, f3, 3, n0, n1, n2, n3)
+        f0, f1, f2, f3, r0, r1, r2, r3 = _next_layer_nb(adj_bits, f0, f1, f2, f3, r0, r1, r2, r3, a0, a1, a2, a3)
         d += 1
-        f0 = n0 & ~r0 & a0
-        f1 = n1 & ~r1 & a1
-        f2 = n2 & ~r2 & a2
-        f3 = n3 & ~r3 & a3
-        r0 |= f0
-        r1 |= f1
-        r2 |= f2
-        r3 |= f3
         k = _queue_layer_nb(f0, 0, d, out_dist, queue, k)
         k = _queue_layer_nb(f1, 1, d, out_dist, queue, k)
         k = _queue_layer_nb(f2, 2, d, out_dist, queue, k)

@@ -641,6 +641,15 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
 
 
 @njit(cache=True, inline="always")
+def _order_inputs_nb(state, m, pol):
+    """The arrays the ORDER row kernels read, taken out of the named tuples once before their loops:
+    map VP, links and fortifications, fronts; control, garrisons, initiative; the win-probability
+    memo."""
+    return (m.vp, m.adj_indptr, m.adj_indices, m.adj_fortified, m.front, state.control, state.garrison_side,
+            state.initiative_side, state.initiative_level, pol.wp_key, pol.wp_val)
+
+
+@njit(cache=True, inline="always")
 def _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, side, t, a,
                   known, base, base_done, rows, r):
     """Compute ORDER row ``r`` (= ``t * n_areas + a``, ``a >= 0``) into ``rows[r]``: the area columns
@@ -663,17 +672,7 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
     ``type * n_areas + area``; ``done`` / ``base_done`` flags, ``base`` the area columns), computed
     from ``known`` (:func:`_order_known_nb`). The named tuples are read once, outside the loop."""
     na = base.shape[0]
-    vp = m.vp
-    ip = m.adj_indptr
-    ix = m.adj_indices
-    fort = m.adj_fortified
-    mfront = m.front
-    control = state.control
-    garrison = state.garrison_side
-    ini_side = state.initiative_side
-    ini_level = state.initiative_level
-    wp_key = pol.wp_key
-    wp_val = pol.wp_val
+    vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val = _order_inputs_nb(state, m, pol)
     for i in range(n):
         t = otype[i]
         a = oarea[i]
@@ -829,17 +828,7 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
     score_done = cache.score_done[side]
     row0 = cache.row0
     na = cache.base.shape[1]
-    vp = m.vp
-    ip = m.adj_indptr
-    ix = m.adj_indices
-    fort = m.adj_fortified
-    mfront = m.front
-    control = state.control
-    garrison = state.garrison_side
-    ini_side = state.initiative_side
-    ini_level = state.initiative_level
-    wp_key = pol.wp_key
-    wp_val = pol.wp_val
+    vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val = _order_inputs_nb(state, m, pol)
     for i in range(n):
         t = otype[i]
         a = oarea[i]
