@@ -894,6 +894,33 @@ def test_placement_on_area_sets_lists_the_rows_of_the_link_list_search(world, or
     assert compared > 200
 
 
+def test_moves_on_area_sets_list_the_rows_of_the_link_list_search(world, orules):
+    """SoE 7.3, 7.31, 7.32: the move rows of ``legal_moves_nb`` on the map's area sets (the searches
+    of a listing with no closed link: reverse reach, destinations, vias) are those of a map without
+    them, for every placed movement order of random positions, with and without earlier moves."""
+    m = world[0]
+    with_sets = m.arrays
+    without = with_sets._replace(adj_bits=np.zeros((m.n_areas + 1, 0), np.uint64))
+    rng = np.random.default_rng(21)
+    compared = 0
+    for it in range(40):
+        state, orders = random_position(world, rng)
+        cap = move_capacity(state, with_sets)
+        if it % 2:
+            state.block_prev_area[:] = -1  # nobody moved yet: no closed link, the sets are used
+        for o in range(int(orders.n_orders[0])):
+            if orders.order_type[o] not in MOVE_TYPES:
+                continue
+            rows = []
+            for ma in (with_sets, without):
+                bb, dd, vv, xx = (np.empty(cap, np.int64) for _ in range(4))
+                k = nb.legal_moves_nb(state, orders, ma, orules, o, bb, dd, vv, xx)
+                rows.append(list(zip(bb[:k].tolist(), dd[:k].tolist(), vv[:k].tolist(), xx[:k].tolist())))
+            assert rows[0] == rows[1], (it, o)
+            compared += len(rows[0])
+    assert compared > 300
+
+
 def test_placement_tables_reused_across_positions_equal_fresh_ones(world, orules):
     """The game loop keeps one PlacementTables per side for every placement step of every game of a
     thread; nothing of a previous position may leak into the next. On a sequence of random positions

@@ -173,22 +173,82 @@ def _layers_nb(adj_bits, f0, f1, f2, f3, s0, s1, s2, s3, a0, a1, a2, a3, max_dep
     """Breadth-first search on area sets, one distance layer at a time: from the seeds ``f0..f3``
     (distance 0), the next layer is the neighbours of the current layer's areas outside the stop set
     ``s0..s3`` that are in the allowed set ``a0..a3`` and not reached yet, up to ``max_depth``
-    layers. Writes each reached area's distance into ``out_dist`` (the others are left as they are).
+    layers. Writes each reached area's distance into ``out_dist`` (the others are left as they are;
+    an empty ``out_dist``: no distances) and returns the set of the areas reached.
     A shortest distance does not depend on the order of a search, so these are the distances of the
     queue search over the link lists."""
     zero = np.uint64(0)
+    write = out_dist.shape[0] > 0
     r0, r1, r2, r3 = f0, f1, f2, f3
     d = 0
     while (f0 | f1 | f2 | f3) != zero:
-        _write_layer_nb(f0, 0, d, out_dist)
-        _write_layer_nb(f1, 1, d, out_dist)
-        _write_layer_nb(f2, 2, d, out_dist)
-        _write_layer_nb(f3, 3, d, out_dist)
+        if write:
+            _write_layer_nb(f0, 0, d, out_dist)
+            _write_layer_nb(f1, 1, d, out_dist)
+            _write_layer_nb(f2, 2, d, out_dist)
+            _write_layer_nb(f3, 3, d, out_dist)
         if d >= max_depth:
             break
         f0, f1, f2, f3, r0, r1, r2, r3 = _next_layer_nb(adj_bits, f0 & ~s0, f1 & ~s1, f2 & ~s2, f3 & ~s3, r0, r1, r2,
                                                         r3, a0, a1, a2, a3)
         d += 1
+    return r0, r1, r2, r3
+
+
+@njit(cache=True, inline="always")
+def _area_word_nb(area, w):
+    """The set ``{area}`` (``-1``: empty) restricted to word ``w``."""
+    if area >= 0 and (area >> 6) == w:
+        return np.uint64(1) << np.uint64(area & 63)
+    return np.uint64(0)
+
+
+@njit(cache=True, _nrt=False)
+def reverse_reach_sets_nb(adj_bits, enemy_bits, side, dest, depth, out_dist):
+    """``_reverse_reach_nb`` of the orders module on the map's area sets (no closed link): the
+    length of the shortest move of a ``side`` block from each area into ``dest``, up to ``depth``
+    links (``out_dist`` (n_areas,), ``UNREACHED`` elsewhere). The areas a move passes through are
+    enterable and not enemy areas (``enemy_bits`` (BITSET_WORDS,) uint64); ``dest`` is enterable;
+    the starting area is free of conditions."""
+    n = out_dist.shape[0]
+    for i in range(n):
+        out_dist[i] = UNREACHED
+    if side != SIDE.SOVIET and (adj_bits[n, dest >> 6] & _area_word_nb(dest, dest >> 6)) != np.uint64(0):
+        return  # SoE 1.4: no Eastern Link for the Poles
+    full = ~np.uint64(0)
+    a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)
+    _layers_nb(adj_bits, _area_word_nb(dest, 0), _area_word_nb(dest, 1), _area_word_nb(dest, 2),
+               _area_word_nb(dest, 3), (enemy_bits[0] | ~a0) & ~_area_word_nb(dest, 0),
+               (enemy_bits[1] | ~a1) & ~_area_word_nb(dest, 1), (enemy_bits[2] | ~a2) & ~_area_word_nb(dest, 2),
+               (enemy_bits[3] | ~a3) & ~_area_word_nb(dest, 3), full, full, full, full, depth, out_dist)
+
+
+@njit(cache=True, _nrt=False)
+def vias_sets_nb(adj_bits, enemy_bits, side, start, dest, allowance, out_via):
+    """``_vias_nb`` of the orders module on the map's area sets (no closed link): the neighbours of
+    ``dest`` a ``side`` block from ``start`` may enter it from — reached within ``allowance - 1``
+    links along a path through neither ``dest`` nor an enemy area (the start apart), themselves the
+    start or not an enemy area — into ``out_via`` in ascending order; returns how many."""
+    n = adj_bits.shape[0] - 1
+    a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)
+    e0 = enemy_bits[0] & ~_area_word_nb(start, 0)
+    e1 = enemy_bits[1] & ~_area_word_nb(start, 1)
+    e2 = enemy_bits[2] & ~_area_word_nb(start, 2)
+    e3 = enemy_bits[3] & ~_area_word_nb(start, 3)
+    r0, r1, r2, r3 = _layers_nb(adj_bits, _area_word_nb(start, 0), _area_word_nb(start, 1), _area_word_nb(start, 2),
+                                _area_word_nb(start, 3), e0 | _area_word_nb(dest, 0), e1 | _area_word_nb(dest, 1),
+                                e2 | _area_word_nb(dest, 2), e3 | _area_word_nb(dest, 3), a0, a1, a2, a3,
+                                allowance - 1, out_via[:0])
+    k = 0
+    for w in range(BITSET_WORDS):
+        r = r0 if w == 0 else (r1 if w == 1 else (r2 if w == 2 else r3))
+        e = e0 if w == 0 else (e1 if w == 1 else (e2 if w == 2 else e3))
+        x = adj_bits[dest, w] & r & ~e & ~_area_word_nb(dest, w)
+        while x != np.uint64(0):
+            out_via[k] = 64 * w + _lowest_bit_nb(x)
+            k += 1
+            x &= x - np.uint64(1)
+    return k
 
 
 @njit(cache=True, _nrt=False, internal=True)

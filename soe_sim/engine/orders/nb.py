@@ -41,11 +41,13 @@ from soe_sim.engine.nb import (
     reach_into_nb,
     reach_sets_into_nb,
     reachable_nb,
+    reverse_reach_sets_nb,
     restrict_retreat_nb,
     retreat_targets_into_nb,
     side_depots_into_nb,
     side_depots_nb,
     side_sign_nb,
+    vias_sets_nb,
     vp_add_nb,
 )
 from soe_sim.engine.state import STATUS
@@ -298,6 +300,13 @@ def block_half_nb(orders, out):
 
 
 @njit(cache=True, inline="always")
+def use_sets_nb(map_arrays):
+    """The map has area sets (``MapArrays.adj_bits``) for the searches (docs/engine-design.md "Area
+    sets")."""
+    return map_arrays.adj_bits.shape[1] == BITSET_WORDS
+
+
+@njit(cache=True, inline="always")
 def _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t, i, b):
     """Could block ``b`` execute an order of type ``t`` on area ``i`` (placement time)?
 
@@ -541,7 +550,7 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
         reach_k[r] = 0
     # (on a map with area sets and no closed link, the search runs on the sets and also leaves the
     # areas within each distance in reach_bits for legal_orders_from_tables_nb)
-    use_sets = map_arrays.adj_bits.shape[1] == BITSET_WORDS
+    use_sets = use_sets_nb(map_arrays)
     reach_bits = tabs.reach_bits
     enemy_bits = tabs.cap_bits[0]  # scratch until legal_orders_from_tables_nb
     if use_sets:
@@ -763,7 +772,7 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     bit_fmt = np.int64(1) << FORCED_MARCH_TO
     # the areas a Move To (cap_bits[0]) / Forced March To (cap_bits[1]) could reach: the union of the
     # rows' area sets (placement_tables_nb); an allowance beyond the sets walks its row instead
-    use_sets = map_arrays.adj_bits.shape[1] == BITSET_WORDS
+    use_sets = use_sets_nb(map_arrays)
     cap_bits = tabs.cap_bits
     reach_bits = tabs.reach_bits
     for f in range(2):
@@ -964,7 +973,8 @@ def _vias_nb(ip, ix, eb, el, enemy_row, side, start, dest, allowance, stamp, gen
 class MoveScratch(NamedTuple):
     """Scratch arrays of :func:`legal_moves_nb` (:func:`new_move_scratch_nb`; the game loop keeps one
     per game): candidate blocks, presence, closed links, BFS distances (``dist`` is ``UNREACHED``
-    everywhere between calls), queue, visit stamps, via distances, destinations and vias; ``wd`` the
+    everywhere between calls), queue, visit stamps, via distances, destinations and vias, ``bits``
+    (2, BITSET_WORDS) uint64 the enemy areas as a set and a set scratch; ``wd`` the
     :class:`WithdrawScratch` of the Withdraw kernels."""
 
     cand: np.ndarray
@@ -978,6 +988,7 @@ class MoveScratch(NamedTuple):
     dests: np.ndarray
     vias: np.ndarray
     rdist: np.ndarray
+    bits: np.ndarray
     wd: WithdrawScratch
 
 
@@ -999,7 +1010,7 @@ def new_move_scratch_nb(n_blocks, map_arrays):
                        np.full(n, UNREACHED, dtype=np.int32), np.empty(n, dtype=np.int32),
                        np.zeros(n, dtype=np.int64), np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64),
                        np.empty(max_deg + 1, dtype=np.int64), np.empty(n, dtype=np.int32),
-                       new_withdraw_scratch_nb(n_blocks, map_arrays))
+                       np.zeros((2, BITSET_WORDS), dtype=np.uint64), new_withdraw_scratch_nb(n_blocks, map_arrays))
 
 
 @njit(cache=True, _nrt=False)
@@ -1078,12 +1089,19 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     enemy = scr.enemy
     presence_nb(state, cnt, enemy)
     eb = scr.eb
-    edge_blocked_nb(state, map_arrays, side, cnt, eb)
+    n_closed = edge_blocked_nb(state, map_arrays, side, cnt, eb)
     enemy_row = enemy[side]
+    # with no closed link, the searches below run on the map's area sets (same results)
+    sets = use_sets_nb(map_arrays) and n_closed == 0
+    adj_bits = map_arrays.adj_bits
+    enemy_bits = scr.bits[0]
+    if sets:
+        area_set_nb(enemy_row, enemy_bits)
     dist = scr.dist  # UNREACHED everywhere (reset after every BFS below)
     queue = scr.queue
     stamp = scr.stamp
-    stamp[:] = 0
+    if not sets:
+        stamp[:] = 0
     sdist = scr.sdist
     dests = scr.dests
     gen = 0
@@ -1095,7 +1113,10 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
         max_allow = 0
         for c in range(nc):
             max_allow = max(max_allow, allowance_nb(orules, state.block_arm[cand[c]], forced))
-        _reverse_reach_nb(ip, ix, eb, el, enemy_row, side, a, max_allow, rdist, queue)
+        if sets:
+            reverse_reach_sets_nb(adj_bits, enemy_bits, side, a, max_allow, rdist)
+        else:
+            _reverse_reach_nb(ip, ix, eb, el, enemy_row, side, a, max_allow, rdist, queue)
     # rows per candidate block: destinations, vias, detachments (ascending)
     n_ord = orders.n_orders[0]
     k = 0
@@ -1110,8 +1131,11 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
             dests[0] = a
             nd = 1
         else:
-            nq = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, x, allow, False, dist, 0, dist,
-                               queue)
+            if sets:
+                nq = reach_sets_into_nb(adj_bits, enemy_bits, side, x, allow, dist, queue, scr.bits[1:])
+            else:
+                nq = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, x, allow, False, dist, 0,
+                                   dist, queue)
             # the destinations in ascending order; dist reset for the next block
             for p in range(1, nq):
                 d = queue[p]
@@ -1141,8 +1165,11 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
             d = dests[p]
             if to_type and d != a:
                 continue
-            gen += 1
-            nv = _vias_nb(ip, ix, eb, el, enemy_row, side, x, d, allow, stamp, gen, sdist, queue, vias)
+            if sets:
+                nv = vias_sets_nb(adj_bits, enemy_bits, side, x, d, allow, vias)
+            else:
+                gen += 1
+                nv = _vias_nb(ip, ix, eb, el, enemy_row, side, x, d, allow, stamp, gen, sdist, queue, vias)
             for q in range(nv):
                 v = vias[q]
                 if enemy_row[d]:
