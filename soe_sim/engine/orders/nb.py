@@ -171,12 +171,15 @@ def edge_blocked_nb(state, map_arrays, side, cnt, out):
     ix = map_arrays.adj_indices
     out[:] = False
     closed = 0
-    for b in range(state.block_side.shape[0]):
+    prev = state.block_prev_area
+    for b in range(prev.shape[0]):
+        v = prev[b]
+        if v < 0:  # first: most blocks have not moved this phase
+            continue
         if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != 1 - side:
             continue
         u = state.block_area[b]
-        v = state.block_prev_area[b]
-        if u < 0 or v < 0 or u == v:
+        if u < 0 or u == v:
             continue
         if cnt[side, u] == 0 and state.garrison_side[u] != side:
             continue
@@ -1066,20 +1069,24 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     bprev = state.block_prev_area
     nbk = bs.shape[0]
     # blocks that may execute the order (_movable_nb and the area condition)
+    # (one condition per block, evaluated whole and appended without a branch: the blocks of the
+    # universe pass or fail in no predictable pattern, so branches on each test mispredict)
     cand = scr.cand
+    executed = orders.executed
+    pinned = orders.pinned
+    moved = orders.moved
+    detached = orders.detached
+    rail_moved = orders.rail_moved
+    insup = state.block_in_supply
     nc = 0
     for b in range(nbk):
-        if bst[b] != STATUS.ON_MAP or bs[b] != side or ba[b] < 0:
-            continue
-        if orders.executed[b] or orders.pinned[b] or orders.moved[b] or orders.detached[b] or orders.rail_moved[b]:
-            continue
-        if needs_supply and not state.block_in_supply[b]:
-            continue
         x = ba[b]
-        if (x == a) if to_type else (x != a):
-            continue
+        ok = ((bst[b] == STATUS.ON_MAP) & (bs[b] == side) & (x >= 0) & (executed[b] == False)  # noqa: E712
+              & (pinned[b] == False) & (moved[b] == False) & (detached[b] == False)  # noqa: E712
+              & (rail_moved[b] == False) & (insup[b] | (not needs_supply))  # noqa: E712
+              & ((x != a) == to_type))
         cand[nc] = b
-        nc += 1
+        nc += ok
     if nc == 0:
         return 0
     ip = map_arrays.adj_indptr
