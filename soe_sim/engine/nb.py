@@ -622,21 +622,9 @@ def reach_sets_into_nb(adj_bits, enemy_bits, side, start, allowance, out_dist, q
     out_dist[start] = 0
     queue[0] = start
     k = 1
-    f0 = zero
-    f1 = zero
-    f2 = zero
-    f3 = zero
-    sb = np.uint64(1) << np.uint64(start & 63)
-    q = start >> 6
-    if q == 0:
-        f0 = sb
-    elif q == 1:
-        f1 = sb
-    elif q == 2:
-        f2 = sb
-    else:
-        f3 = sb
-    r0, r1, r2, r3 = f0, f1, f2, f3
+    s0, s1, s2, s3 = _area_word_nb(start, 0), _area_word_nb(start, 1), _area_word_nb(start, 2), _area_word_nb(start, 3)
+    f0, f1, f2, f3 = s0, s1, s2, s3
+    r0, r1, r2, r3 = s0, s1, s2, s3
     for w in range(out_sets.shape[1]):
         out_sets[0, w] = zero
     d = 0
@@ -654,11 +642,10 @@ def reach_sets_into_nb(adj_bits, enemy_bits, side, start, allowance, out_dist, q
         k = _queue_layer_nb(f2, 2, d, out_dist, queue, k)
         k = _queue_layer_nb(f3, 3, d, out_dist, queue, k)
         if d < out_sets.shape[0]:
-            out_sets[d, 0] = r0
-            out_sets[d, 1] = r1
-            out_sets[d, 2] = r2
-            out_sets[d, 3] = r3
-            out_sets[d, q] &= ~sb
+            out_sets[d, 0] = r0 & ~s0
+            out_sets[d, 1] = r1 & ~s1
+            out_sets[d, 2] = r2 & ~s2
+            out_sets[d, 3] = r3 & ~s3
     for e in range(d + 1, out_sets.shape[0]):
         for w in range(out_sets.shape[1]):
             out_sets[e, w] = out_sets[d, w]
