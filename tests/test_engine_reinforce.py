@@ -812,8 +812,7 @@ def test_arrivals_match_oracle(games, game_map, rules, seed):
     src = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison, g.control,
-                     enemy,
-                     src, depot)
+                     enemy, src, depot)
     met = rng.random(len(sc.special_rules)) < 0.5
     max_blocks = int(rules["stacking.max_blocks"]) if rng.random() < 0.7 else int(rng.integers(1, 3))
     want = o_arrivals(m, g, enemy, depot, max_blocks, met)

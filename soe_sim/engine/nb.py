@@ -229,7 +229,6 @@ def vias_sets_nb(adj_bits, enemy_bits, side, start, dest, allowance, out_via):
     ``dest`` a ``side`` block from ``start`` may enter it from — reached within ``allowance - 1``
     links along a path through neither ``dest`` nor an enemy area (the start apart), themselves the
     start or not an enemy area — into ``out_via`` in ascending order; returns how many."""
-    n = adj_bits.shape[0] - 1
     a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)
     e0 = enemy_bits[0] & ~_area_word_nb(start, 0)
     e1 = enemy_bits[1] & ~_area_word_nb(start, 1)
@@ -239,15 +238,19 @@ def vias_sets_nb(adj_bits, enemy_bits, side, start, dest, allowance, out_via):
                                 _area_word_nb(start, 3), e0 | _area_word_nb(dest, 0), e1 | _area_word_nb(dest, 1),
                                 e2 | _area_word_nb(dest, 2), e3 | _area_word_nb(dest, 3), a0, a1, a2, a3,
                                 allowance - 1, out_via[:0])
-    k = 0
-    for w in range(BITSET_WORDS):
-        r = r0 if w == 0 else (r1 if w == 1 else (r2 if w == 2 else r3))
-        e = e0 if w == 0 else (e1 if w == 1 else (e2 if w == 2 else e3))
-        x = adj_bits[dest, w] & r & ~e & ~_area_word_nb(dest, w)
-        while x != np.uint64(0):
-            out_via[k] = 64 * w + _lowest_bit_nb(x)
-            k += 1
-            x &= x - np.uint64(1)
+    k = _append_areas_nb(adj_bits[dest, 0] & r0 & ~e0 & ~_area_word_nb(dest, 0), 0, out_via, 0)
+    k = _append_areas_nb(adj_bits[dest, 1] & r1 & ~e1 & ~_area_word_nb(dest, 1), 1, out_via, k)
+    k = _append_areas_nb(adj_bits[dest, 2] & r2 & ~e2 & ~_area_word_nb(dest, 2), 2, out_via, k)
+    return _append_areas_nb(adj_bits[dest, 3] & r3 & ~e3 & ~_area_word_nb(dest, 3), 3, out_via, k)
+
+
+@njit(cache=True, inline="always")
+def _append_areas_nb(x, w, out, k):
+    """Append the areas of word ``w`` set in ``x`` (ascending) to ``out[k:]``; returns the new length."""
+    while x != np.uint64(0):
+        out[k] = 64 * w + _lowest_bit_nb(x)
+        k += 1
+        x &= x - np.uint64(1)
     return k
 
 
@@ -260,17 +263,10 @@ def _clear_bfs_bits_nb(adj_bits, seeds, enemy_row, side, blocked_area, out_dist)
     for i in range(n):
         out_dist[i] = UNREACHED
     a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)
-    if blocked_area >= 0:
-        off = ~(np.uint64(1) << np.uint64(blocked_area & 63))
-        q = blocked_area >> 6
-        if q == 0:
-            a0 &= off
-        elif q == 1:
-            a1 &= off
-        elif q == 2:
-            a2 &= off
-        else:
-            a3 &= off
+    a0 &= ~_area_word_nb(blocked_area, 0)
+    a1 &= ~_area_word_nb(blocked_area, 1)
+    a2 &= ~_area_word_nb(blocked_area, 2)
+    a3 &= ~_area_word_nb(blocked_area, 3)
     e0 = _word_nb(enemy_row, 0)
     e1 = _word_nb(enemy_row, 1)
     e2 = _word_nb(enemy_row, 2)
@@ -387,15 +383,13 @@ def block_supply_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot, enem
     out_in_supply : (n_blocks,) bool
     """
     block_supply_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot, enemy, block_side, block_arm,
-                         block_area,
-                         block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply,
+                         block_area, block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply,
                          np.empty(depot.shape[1], dtype=np.int32))
 
 
 @njit(cache=True, _nrt=False, internal=True)
 def block_supply_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot, enemy, block_side, block_arm,
-                         block_area,
-                         block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply, queue):
+                         block_area, block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply, queue):
     """:func:`block_supply_nb` with the caller's scratch ``queue`` (n_areas,) int32."""
     for s in range(2):
         clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, depot[s], enemy[s], eastern_link, s, -1, out_depot_dist[s],
@@ -439,8 +433,7 @@ def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_
             out_depot_row[i] = (key_city[i] and control[i] == s and not enemy[s, i]
                                 and out_source_dist_row[i] >= 0)
     clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, out_depot_row, enemy[s], eastern_link, s, -1,
-                      out_depot_dist_row,
-                      queue)
+                      out_depot_dist_row, queue)
 
 
 @njit(cache=True, _nrt=False)
@@ -921,12 +914,10 @@ def check_supply(state, game_map, consts, apply=True) -> dict:
     source_dist = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control,
-                     enemy, source_dist, depot)
+                     state.control, enemy, source_dist, depot)
     depot_dist = np.empty((2, n), dtype=np.int32)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
-                    state.block_arm,
-                    state.block_area, state.block_status, consts.infantry_supply_range,
+                    state.block_arm, state.block_area, state.block_status, consts.infantry_supply_range,
                     consts.cavalry_supply_range, depot_dist, state.block_in_supply)
     out = {"blocks": blocks, "enemy": enemy, "source_dist": source_dist, "depot": depot,
            "depot_dist": depot_dist, "in_supply": state.block_in_supply.copy()}

@@ -950,8 +950,7 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
                       scratch_blocks, scratch_enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control,
-                     scratch_enemy, scratch_src, scratch_depot)
+                     state.control, scratch_enemy, scratch_src, scratch_depot)
     nbk = state.block_side.shape[0]
     out = np.empty(nbk, dtype=np.int64)
     arrive_reinforcements_nb(m.adj_indptr, m.adj_indices, m.eastern_link, scratch_enemy, scratch_depot,
@@ -1018,8 +1017,7 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
             chosen_use[s] = uses[c]
         for k in range(2):  # 7.1 items 3, 4: the non-initiative card is revealed first
             s = first if k == 0 else 1 - first
-            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes[:,
-                                           f])  # 7.12: the front's pool
+            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes[:, f])  # 7.12: the front's pool
             extra_orders[s, f] += extra
             if chosen_card[s] != NO_CARD:
                 log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, chosen_card[s], chosen_use[s])
@@ -1833,12 +1831,10 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control,
-                     enemy, src, depot)
+                     state.control, enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
-                    state.block_arm,
-                    state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
-                    depot_dist, state.block_in_supply)
+                    state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
+                    er.cavalry_supply_range, depot_dist, state.block_in_supply)
     unhide_nb(state, hidden)
     for b in range(state.block_side.shape[0]):
         if state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]:
@@ -1892,8 +1888,7 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
         supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                         state.control,
-                         enemy, src, depot)
+                         state.control, enemy, src, depot)
         block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                         er.cavalry_supply_range, depot_dist, insup)
@@ -2012,8 +2007,7 @@ def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, wai
     n_areas = state.control.shape[0]
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control,
-                     enemy, src, depot)
+                     state.control, enemy, src, depot)
     want = np.ones((2, n_areas), dtype=np.bool_)
     for i in range(n_areas):
         if waiting[i]:
@@ -2132,12 +2126,10 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control,
-                     enemy, src, depot)
+                     state.control, enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
-                    state.block_arm,
-                    state.block_area, state.block_status, er.infantry_supply_range, er.cavalry_supply_range,
-                    depot_dist, state.block_in_supply)
+                    state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
+                    er.cavalry_supply_range, depot_dist, state.block_in_supply)
     unhide_nb(state, hidden)
     front_line = np.zeros((2, n_areas), dtype=np.bool_)
     front_line_nb(m.adj_indptr, m.adj_indices, enemy, state.control, front_line)

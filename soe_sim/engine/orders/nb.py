@@ -388,8 +388,9 @@ class PlacementTables(NamedTuple):
     ``reach_r`` / ``reach_k`` from those areas, ``has_dest``, ``has_rail`` and the Recon distances
     ``recon_d``, and the areas of each front in index order (``front_areas[front_ptr[f]:front_ptr[f +
     1]]``: the rows of a front are listed from them), and on a map with area sets
-    (``MapArrays.adj_bits``) ``reach_bits[r, d]`` the areas within ``d`` links of row ``r``'s area
-    (``d`` up to ``REACH_SET_DEPTH``; ``cap_bits`` scratch). The game loop computes it once per side per
+    (``MapArrays.adj_bits``) with no link closed to the side (``meta[M_SETS]``) ``reach_bits[r, d]``
+    the areas within ``d`` links of row ``r``'s area (``d`` up to ``REACH_SET_DEPTH``; ``cap_bits``
+    scratch). The game loop computes it once per side per
     placement step and then only runs the
     *dynamic* part (:func:`legal_orders_from_tables_nb`: the matching of the orders already placed
     and the rows), which uses the remaining arrays as scratch.
@@ -438,7 +439,8 @@ class PlacementTables(NamedTuple):
 
 M_NF = 0  # PlacementTables.meta: areas holding the side's blocks
 M_NBS = 1  # the side's blocks on the map
-N_META = 2
+M_SETS = 2  # 1: reach_bits holds the rows' reach (area sets, no closed link), else the rows are walked
+N_META = 3
 
 
 @njit(cache=True, _nrt=True)
@@ -552,32 +554,21 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
             dist_r[r, i] = UNREACHED
         reach_k[r] = 0
     # (on a map with area sets and no closed link, the search runs on the sets and also leaves the
-    # areas within each distance in reach_bits for legal_orders_from_tables_nb)
-    use_sets = use_sets_nb(map_arrays)
-    reach_bits = tabs.reach_bits
+    # areas within each distance in reach_bits, which legal_orders_from_tables_nb then reads:
+    # meta[M_SETS]; else it walks the rows)
+    sets = use_sets_nb(map_arrays) and n_closed == 0
+    tabs.meta[M_SETS] = 1 if sets else 0
     enemy_bits = tabs.cap_bits[0]  # scratch until legal_orders_from_tables_nb
-    if use_sets:
+    if sets:
         area_set_nb(enemy_row, enemy_bits)
     for r in range(nf):
         if depth[r] > 0:
-            if use_sets and n_closed == 0:
+            if sets:
                 reach_k[r] = reach_sets_into_nb(map_arrays.adj_bits, enemy_bits, side, fareas[r], depth[r], dist_r[r],
-                                                reach_r[r], reach_bits[r])
-                continue
-            reach_k[r] = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, fareas[r], depth[r],
-                                       False, dist_r[r], 0, dist_r[r], reach_r[r])
-            if use_sets:  # the same distances as area sets
-                for d in range(REACH_SET_DEPTH + 1):
-                    for w in range(BITSET_WORDS):
-                        reach_bits[r, d, w] = 0
-                for p in range(1, reach_k[r]):
-                    i = reach_r[r, p]
-                    d = dist_r[r, i]
-                    if d <= REACH_SET_DEPTH:
-                        reach_bits[r, d, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
-                for d in range(2, REACH_SET_DEPTH + 1):
-                    for w in range(BITSET_WORDS):
-                        reach_bits[r, d, w] |= reach_bits[r, d - 1, w]
+                                                reach_r[r], tabs.reach_bits[r])
+            else:
+                reach_k[r] = reach_into_nb(ip, ix, map_arrays.adj_kind, eb, el, enemy_row, side, fareas[r], depth[r],
+                                           False, dist_r[r], 0, dist_r[r], reach_r[r])
     # Move Out / Forced March Out need a destination: an open link to an enterable neighbour
     max_allow = max(orules.forced_infantry, orules.forced_cavalry, orules.forced_leader)
     has_dest = tabs.has_dest
@@ -596,8 +587,7 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
     if any_sup and orules.rail_max_areas >= 1:
         dd = tabs.depot_dist_row
         side_depots_into_nb(ip, ix, map_arrays.adj_bits, el, map_arrays.supply_source, map_arrays.garrison,
-                            state.control, enemy, side,
-                            tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
+                            state.control, enemy, side, tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
         for r in range(nf):
             a = fareas[r]
             for e in range(ip[a], ip[a + 1]):
@@ -613,7 +603,7 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
                 break
     # recon range (SoE 7.2: "within a range of 3 areas (even across enemy blocks)")
     recon_d = tabs.recon_d
-    if use_sets:
+    if use_sets_nb(map_arrays):
         distances_across_nb(map_arrays.adj_bits, cnt[side], side, orules.recon_range, recon_d)
     else:
         recon_d[:] = UNREACHED
@@ -774,8 +764,9 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     bit_mt = np.int64(1) << MOVE_TO
     bit_fmt = np.int64(1) << FORCED_MARCH_TO
     # the areas a Move To (cap_bits[0]) / Forced March To (cap_bits[1]) could reach: the union of the
-    # rows' area sets (placement_tables_nb); an allowance beyond the sets walks its row instead
-    use_sets = use_sets_nb(map_arrays)
+    # rows' area sets (placement_tables_nb, when it left them); an allowance beyond the sets walks its
+    # row instead
+    use_sets = tabs.meta[M_SETS] != 0
     cap_bits = tabs.cap_bits
     reach_bits = tabs.reach_bits
     for f in range(2):
@@ -1417,9 +1408,8 @@ def _withdraw_targets_nb(state, map_arrays, orules, s, a, m, ws):
     eb = ws.eb
     edge_blocked_nb(state, map_arrays, s, cnt, eb)
     return retreat_targets_into_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, eb,
-                                   map_arrays.eastern_link, goal,
-                                   enemy[s], cnt[s], s, a, orules.max_blocks, m, ws.cand, ws.cand_d, ws.target,
-                                   ws.dist, ws.queue)
+                                   map_arrays.eastern_link, goal, enemy[s], cnt[s], s, a, orules.max_blocks, m,
+                                   ws.cand, ws.cand_d, ws.target, ws.dist, ws.queue)
 
 
 @njit(cache=True, _nrt=True)
@@ -1769,8 +1759,8 @@ def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
     depot_row = np.zeros(n, dtype=np.bool_)
     depot_dist_row = np.empty(n, dtype=np.int32)
     side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                   map_arrays.supply_source,
-                   map_arrays.garrison, state.control, enemy, side, src_row, depot_row, depot_dist_row)
+                   map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side, src_row, depot_row,
+                   depot_dist_row)
     reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, np.zeros(0, dtype=np.bool_),
                  map_arrays.eastern_link, enemy[side], side, start, orules.rail_max_areas, True, depot_dist_row,
                  orules.rail_depot_range, out_dist)
@@ -1793,8 +1783,8 @@ def _rail_battle_dests_nb(state, map_arrays, orules, side, dist, out):
     depot_row = np.zeros(n, dtype=np.bool_)
     depot_dist_row = np.empty(n, dtype=np.int32)
     side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                   map_arrays.supply_source,
-                   map_arrays.garrison, state.control, enemy, side, src_row, depot_row, depot_dist_row)
+                   map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side, src_row, depot_row,
+                   depot_dist_row)
     held = np.zeros(n, dtype=np.bool_)
     for b in range(state.block_side.shape[0]):
         if (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0
