@@ -30,6 +30,22 @@ benchmarks, ``analysis`` or the notebooks names one.
 
 The other options are numba's (``cache``, ``_nrt``, ``parallel``, ``inline``...), passed through
 unchanged.
+
+**No negative-index wraparound in the package's kernels.** numba compiles ``a[i]`` with a signed
+``i`` as ``a[i + len(a)] if i < 0 else a[i]`` (Python's meaning of a negative index): three more
+instructions at every array access, and one more register — the array's length, often reloaded from
+the stack in the large game-loop kernels. The kernels never index with a negative value: ``-1`` means
+"none" (no area, no block) and is tested before it is used, which ``tests/test_jit.py`` checks by
+playing seeded games of every scenario compiled with ``NUMBA_BOUNDSCHECK=1``, where any negative
+index raises ``IndexError`` (a slow test). So importing this module replaces numba's
+``numba.np.arrayobj.fix_integer_index`` by a version that leaves a signed index as it is in the
+functions of the ``soe_sim`` package — those whose compiled name starts with ``_ZN7soe_sim``; every
+other function (numba's own implementations, the user's and the tests' kernels) keeps numba's
+wraparound. Measured on Kiev, one thread: +5 % games/s for balanced v balanced, +8 % for random v
+random, the same games (benchmarks/README.md "Session 13"). Should numba's internals not be as
+expected (another version), nothing is replaced and the kernels are compiled as numba does by default.
+Under ``NUMBA_DISABLE_JIT=1`` the kernels run as Python, where a negative index does wrap: the reason
+the kernels must not rely on either behaviour.
 """
 from __future__ import annotations
 
@@ -67,6 +83,37 @@ def _typed_by_type_only(dispatcher):
 
     dispatcher.get_call_template = get_call_template
     return dispatcher
+
+
+PACKAGE_SYMBOL_PREFIX = "_ZN7soe_sim"
+"""The start of the compiled (mangled) name of every function of the ``soe_sim`` package."""
+
+
+def _install_no_wraparound():
+    """Replace ``numba.np.arrayobj.fix_integer_index`` by one that does not wrap a negative signed index
+    in the package's functions (module docstring). Returns whether it is (now) installed."""
+    try:
+        from numba.np import arrayobj
+    except ImportError:  # pragma: no cover - a numba without the module: default code
+        return False
+    numba_fix = getattr(arrayobj, "fix_integer_index", None)
+    if numba_fix is None:  # pragma: no cover - another numba: default code
+        return False
+    if getattr(numba_fix, "soe_sim_no_wraparound", False):
+        return True
+
+    def fix_integer_index(context, builder, idxty, idx, size):
+        if idxty.signed and builder.function.name.startswith(PACKAGE_SYMBOL_PREFIX):
+            return context.cast(builder, idx, idxty, types.intp)
+        return numba_fix(context, builder, idxty, idx, size)
+
+    fix_integer_index.soe_sim_no_wraparound = True
+    arrayobj.fix_integer_index = fix_integer_index
+    return True
+
+
+NO_WRAPAROUND = _install_no_wraparound()
+"""Whether the package's kernels are compiled without negative-index wraparound (module docstring)."""
 
 
 class InternalDispatcher(CPUDispatcher):

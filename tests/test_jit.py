@@ -267,3 +267,87 @@ def test_the_game_loop_has_a_compiled_version_after_a_game():
 
     play_games("tutorial", 1, seed=1, threads=1)
     assert has_compiled_version(gnb.play_games_serial_nb)
+
+
+def _indexing_kernel(module):
+    """``a[i]`` compiled with plain numba as a function of ``module`` (its compiled name starts with it)."""
+
+    def get(a, i):
+        return a[i]
+
+    get.__module__ = module
+    return numba.njit(cache=False)(get)
+
+
+def _function_ir(dispatcher, prefix):
+    """The LLVM IR of the body of ``dispatcher``'s only version (the function, not its Python wrapper)."""
+    ir = next(iter(dispatcher.inspect_llvm().values()))
+    body, inside = [], False
+    for line in ir.splitlines():
+        if line.startswith("define") and f"@{prefix}" in line:
+            inside = True
+        if inside:
+            body.append(line)
+            if line.startswith("}"):
+                break
+    assert body, f"no function named {prefix}... in the IR"
+    return "\n".join(body)
+
+
+def test_package_kernels_index_without_wraparound_and_other_kernels_keep_it():
+    """soe_sim._jit (module docstring, "No negative-index wraparound"): a function of the package
+    indexes with a signed integer as it is; any other keeps numba's ``i + len(a) if i < 0`` (a select)."""
+    from numba.np import arrayobj
+
+    from soe_sim import _jit
+
+    assert _jit.NO_WRAPAROUND
+    assert getattr(arrayobj.fix_integer_index, "soe_sim_no_wraparound", False)
+    a = np.arange(5, dtype=np.int64)
+    package = _indexing_kernel("soe_sim.probe")
+    other = _indexing_kernel("tests.probe")
+    assert package(a, 3) == 3 and other(a, 3) == 3
+    assert other(a, -1) == 4  # numba's (Python's) meaning kept outside the package
+    assert "select" not in _function_ir(package, "_ZN7soe_sim5probe")
+    assert "select" in _function_ir(other, "_ZN5tests5probe")
+    assert _jit._install_no_wraparound()  # installing again keeps the one replacement
+
+
+_BOUNDSCHECK_GAMES = r"""
+import sys
+from soe_sim import Battle, battle_odds
+from soe_sim.data import list_scenarios
+from soe_sim.engine.game import play_game
+from soe_sim.sim import simulate
+
+games = int(sys.argv[1])
+played = 0
+for ruleset in ("soe", "eats"):
+    for scenario in list_scenarios()["id"]:
+        for polish, soviet in (("random", "random"), ("balanced", "balanced"), ("aggressive", "defensive")):
+            for i in range(games):
+                play_game(scenario, seed=(5, i), polish=polish, soviet=soviet, ruleset=ruleset,
+                          check_invariants=True, log_detail=i == 0)
+                played += 1
+            simulate(scenario, polish, soviet, games=games, seed=11, threads=1, trajectories=True,
+                     battles=True, ruleset=ruleset)
+battle_odds(Battle(attacker=[[4, 3], [2]], defender=[3, 2]))
+print(played)
+"""
+
+
+@pytest.mark.slow
+def test_no_kernel_indexes_with_a_negative_value(tmp_path):
+    """The premise of compiling without wraparound: compiled with ``NUMBA_BOUNDSCHECK=1`` (a separate
+    cache: everything compiled afresh, several minutes), where a negative index raises ``IndexError``,
+    seeded games of every scenario, ruleset and built-in policy pair play to the end."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("NUMBA_DISABLE_JIT", None)
+    run = subprocess.run([sys.executable, "-c", _BOUNDSCHECK_GAMES, "6"], env=env, capture_output=True,
+                         text=True, timeout=3600)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert int(run.stdout.split()[-1]) > 0
