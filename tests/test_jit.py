@@ -313,6 +313,38 @@ def test_package_kernels_index_without_wraparound_and_other_kernels_keep_it():
     assert _jit._install_no_wraparound()  # installing again keeps the one replacement
 
 
+def _negative_constant_indices(func):
+    """The source lines of ``func`` where a subscript holds a negative constant (``a[-1]``, ``a[i, -2]``);
+    slices (``a[:-1]``) are left out: numba bounds a slice itself."""
+    import ast
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(func))
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Subscript):
+            continue
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for part in parts:
+            if (isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub)
+                    and isinstance(part.operand, ast.Constant)):
+                found.append(source.splitlines()[node.lineno - 1].strip())
+    return found
+
+
+def test_no_package_kernel_indexes_with_a_negative_constant():
+    """Compiled without wraparound (soe_sim._jit), ``a[-1]`` in a kernel would read before the array:
+    no kernel of the package writes one (the slow test below catches computed negative indices)."""
+    found = {f"{module}.{name}": lines for module, name, obj in _package_kernels()
+             if (lines := _negative_constant_indices(obj.py_func))}
+    assert found == {}
+
+    def last(a):
+        return a[-1] + a[1:-1].sum()
+
+    assert _negative_constant_indices(last) == ["return a[-1] + a[1:-1].sum()"]
+
+
 _BOUNDSCHECK_GAMES = r"""
 import sys
 from soe_sim import Battle, battle_odds

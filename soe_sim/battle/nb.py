@@ -427,7 +427,7 @@ def simulate_nb(
     out_outcomes : ndarray, shape (S, N_OUT), int16
         Compact outcome rows (every field fits in int16).
     """
-    n_sims = sim_offsets[-1]
+    n_sims = sim_offsets[sim_offsets.shape[0] - 1]  # no negative index in a kernel (soe_sim._jit)
     n_chunks = chunk_seeds.shape[0]
     n_battles = prep.shape[0]
     for c in prange(n_chunks):
