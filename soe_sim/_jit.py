@@ -41,7 +41,7 @@ index raises ``IndexError`` (a slow test). So importing this module replaces num
 ``numba.np.arrayobj.fix_integer_index`` by a version that leaves a signed index as it is in the
 functions of the ``soe_sim`` package — those whose compiled name starts with ``_ZN7soe_sim``; every
 other function (numba's own implementations, the user's and the tests' kernels) keeps numba's
-wraparound. Measured on Kiev, one thread: +5 % games/s for balanced v balanced, +8 % for random v
+wraparound. Measured on Kiev, one thread: +5 % games/s for balanced v balanced, +7 % for random v
 random, the same games (benchmarks/README.md "Session 13"). Should numba's internals not be as
 expected (another version), nothing is replaced and the kernels are compiled as numba does by default.
 Under ``NUMBA_DISABLE_JIT=1`` the kernels run as Python, where a negative index does wrap: the reason
