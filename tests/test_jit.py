@@ -377,9 +377,15 @@ def test_no_kernel_indexes_with_a_negative_value(tmp_path):
     import subprocess
     import sys
 
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    import shutil
+
+    cache = tmp_path / "cache"  # the kernels compiled with bounds checks (about 60 MB): not kept
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(cache))
     env.pop("NUMBA_DISABLE_JIT", None)
-    run = subprocess.run([sys.executable, "-c", _BOUNDSCHECK_GAMES, "6"], env=env, capture_output=True,
-                         text=True, timeout=3600)
+    try:
+        run = subprocess.run([sys.executable, "-c", _BOUNDSCHECK_GAMES, "6"], env=env, capture_output=True,
+                             text=True, timeout=3600)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     assert run.returncode == 0, run.stderr[-4000:]
     assert int(run.stdout.split()[-1]) > 0
