@@ -2,9 +2,15 @@
 "Compile time")."""
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
+import os
 import pkgutil
+import shutil
+import subprocess
+import sys
+import textwrap
 
 import numba
 import numpy as np
@@ -122,7 +128,6 @@ def _python_names(root):
     the benchmarks or ``analysis`` names — as a name, an attribute, an import or a string that is
     just an identifier (``getattr(nb, "...")``), not in prose — and every word of the notebooks'
     code: the kernels these may call from Python."""
-    import ast
     import json
     import re
     from pathlib import Path
@@ -316,9 +321,6 @@ def test_package_kernels_index_without_wraparound_and_other_kernels_keep_it():
 def _negative_constant_indices(func):
     """The source lines of ``func`` where a subscript holds a negative constant (``a[-1]``, ``a[i, -2]``);
     slices (``a[:-1]``) are left out: numba bounds a slice itself."""
-    import ast
-    import textwrap
-
     source = textwrap.dedent(inspect.getsource(func))
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -373,12 +375,6 @@ def test_no_kernel_indexes_with_a_negative_value(tmp_path):
     """The premise of compiling without wraparound: compiled with ``NUMBA_BOUNDSCHECK=1`` (a separate
     cache: everything compiled afresh, several minutes), where a negative index raises ``IndexError``,
     seeded games of every scenario, ruleset and built-in policy pair play to the end."""
-    import os
-    import subprocess
-    import sys
-
-    import shutil
-
     cache = tmp_path / "cache"  # the kernels compiled with bounds checks (about 60 MB): not kept
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(cache))
     env.pop("NUMBA_DISABLE_JIT", None)

@@ -1017,7 +1017,8 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
             chosen_use[s] = uses[c]
         for k in range(2):  # 7.1 items 3, 4: the non-initiative card is revealed first
             s = first if k == 0 else 1 - first
-            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes[:, f])  # 7.12: the front's pool
+            # 7.12: the cubes go to the front's pool
+            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes[:, f])
             extra_orders[s, f] += extra
             if chosen_card[s] != NO_CARD:
                 log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, chosen_card[s], chosen_use[s])
