@@ -158,3 +158,27 @@ def test_system_help_is_the_systems_own(capsys):
     assert "Soyuz 81" in out and "--attacker-side" not in out
     assert main(["odds", "--help"]) == 0
     assert "--attacker-side" in capsys.readouterr().out
+
+
+def _commands(group, path=()):
+    import click
+
+    for name, command in group.commands.items():
+        yield path + (name,), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, path + (name,))
+
+
+def test_every_command_help_renders_without_format_escapes(capsys):
+    # click prints help text as written (no %-formatting, unlike argparse): a "%%" meant as an
+    # escaped percent sign would reach the user literally.
+    from soe_sim.cli import _register, cli
+
+    _register()
+    paths = list(_commands(cli))
+    assert len(paths) >= 12
+    for path, _command in paths:
+        assert main([*path, "--help"]) == 0, path
+        out = capsys.readouterr().out
+        assert "Usage: soe-sim " + " ".join(path) in out, path
+        assert "%%" not in out, (path, [line for line in out.splitlines() if "%%" in line])

@@ -82,7 +82,7 @@ def _with_params(name: str, pairs, option: str):
 @click.option("--battles", "battles_out", default=None, type=click.Path(dir_okay=False),
               help="Write one row per battle to this .parquet (or .csv) file.")
 @click.option("--ci-width", default=None, type=float,
-              help="Adaptive: play batches until the 95 %% intervals of both win rates are narrower than this.")
+              help="Adaptive: play batches until the 95 % intervals of both win rates are narrower than this.")
 @click.option("--batch", default=None, type=click.IntRange(min=1), help="Games per batch in adaptive mode [1000].")
 @click.option("--ruleset", default="soe", show_default=True,
               help="Ruleset: soe, eats (The Eagle and the Star, docs/rules.md 'EatS variant') or a rules TOML path.")
