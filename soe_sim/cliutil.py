@@ -9,12 +9,37 @@ import click
 from soe_sim.errors import Problem, SoeInputError
 
 
-def write_figure(fig, path: str) -> None:
+def check_figure_path(path: str, option: str = "--plot") -> str:
+    """``path`` when matplotlib can write an image there, else a one-line input error naming
+    ``option``: an extension matplotlib does not write (or none — it would silently add ``.png``), an
+    existing directory, or a parent directory that does not exist. Checked before the work starts."""
+    import os
+
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    text = str(path)
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    suffix = os.path.splitext(text)[1].lower().lstrip(".")
+    if os.path.isdir(text):
+        raise SoeInputError(Problem(option, "", "", text, "is a directory", f"give a file name such as "
+                                    f"{os.path.join(text, 'figure.png')}"))
+    if suffix not in kinds:
+        raise SoeInputError(Problem(option, "", "", text,
+                                    f"unsupported image type {'.' + suffix if suffix else '(no extension)'!r}",
+                                    "use one of " + ", ".join("." + k for k in sorted(kinds))))
+    parent = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(parent):
+        raise SoeInputError(Problem(option, "", "", text, f"directory {parent} does not exist"))
+    return text
+
+
+def write_figure(fig, path: str, option: str = "--plot", **savefig) -> None:
     """Save a matplotlib figure; a bad path or format is a one-line input error."""
+    check_figure_path(path, option)
     try:
-        fig.savefig(path)
+        fig.savefig(path, **savefig)
     except (OSError, ValueError) as err:
-        raise SoeInputError(Problem("--plot", "", "", path, f"cannot write plot: {err}")) from None
+        raise SoeInputError(Problem(option, "", "", path, f"cannot write plot: {err}")) from None
 
 
 def emit_odds(result, fmt: str, plot_file: str | None, format_table: Callable[[object], str]) -> None:

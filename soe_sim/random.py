@@ -7,14 +7,29 @@ from __future__ import annotations
 
 import numpy as np
 
+from soe_sim.errors import Problem, SoeInputError
+
 SeedLike = int | np.random.SeedSequence | np.random.Generator | None
+
+
+def check_seed(seed: SeedLike, where: str = "seed") -> SeedLike:
+    """``seed`` unchanged when it is None, a SeedSequence, a Generator, a non-negative integer or a
+    sequence of them (``(seed, i)``), else a :class:`~soe_sim.errors.SoeInputError` naming it (numpy's
+    own error would surface as a traceback, or, inside a game loop that catches errors, as a crash)."""
+    if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.Generator)):
+        return seed
+    parts = seed if isinstance(seed, (tuple, list)) else (seed,)
+    for part in parts:
+        if isinstance(part, bool) or not isinstance(part, (int, np.integer)) or int(part) < 0:
+            raise SoeInputError(Problem(where, "", "", seed, "the seed must be a non-negative integer"))
+    return seed
 
 
 def as_generator(seed: SeedLike = None) -> np.random.Generator:
     """Return a ``np.random.Generator`` for ``seed`` (int, SeedSequence, Generator or None)."""
     if isinstance(seed, np.random.Generator):
         return seed
-    return np.random.default_rng(seed)
+    return np.random.default_rng(check_seed(seed))
 
 
 def as_seed_sequence(seed: SeedLike = None) -> np.random.SeedSequence:
@@ -23,7 +38,7 @@ def as_seed_sequence(seed: SeedLike = None) -> np.random.SeedSequence:
         return seed
     if isinstance(seed, np.random.Generator):
         return np.random.SeedSequence(int(seed.integers(0, 2**63 - 1)))
-    return np.random.SeedSequence(seed)
+    return np.random.SeedSequence(check_seed(seed))
 
 
 def chunk_seeds(seed: SeedLike, n_chunks: int) -> np.ndarray:

@@ -60,8 +60,10 @@ def _read_toml(path: Path) -> dict:
         raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
 
 
-def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Problem]) -> None:
-    """Deep-merge ``overlay`` into ``base`` in place; unknown keys become problems."""
+def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Problem],
+           origins: dict | None = None) -> None:
+    """Deep-merge ``overlay`` into ``base`` in place; unknown keys become problems. ``origins``
+    (dotted key → file) records which file set each value."""
     for key, value in overlay.items():
         dotted = f"{prefix}{key}"
         if key not in base:
@@ -73,7 +75,7 @@ def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Pro
             if not isinstance(value, dict):
                 problems.append(Problem(file, "", dotted, value, "expected a table"))
                 continue
-            _merge(base[key], value, file, dotted + ".", problems)
+            _merge(base[key], value, file, dotted + ".", problems, origins)
         else:
             expected = type(base[key])
             ok = isinstance(value, expected) or (expected is float and isinstance(value, int))
@@ -85,6 +87,115 @@ def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Pro
                 )
                 continue
             base[key] = value
+            if origins is not None:
+                origins[dotted] = file
+
+
+# The schema every complete ruleset follows: the keys, tables and value types of the package's own
+# SoE ruleset (not $SOE_SIM_DATA's, which is what is being checked when a user replaces it).
+_SCHEMA_FILE = Path(__file__).resolve().parent.parent / "data" / "rules" / "soe.toml"
+
+# Keys whose value must be at least 1 (every other integer rule value must be at least 0): a divisor,
+# the lowest initiative level (SoE 6.1), sizes and ranges without which no game can be played.
+_AT_LEAST_ONE = (
+    "combat.half_strength_divisor", "initiative.min_level", "cards.deck_size", "cards.hand_limit",
+    "movement.infantry", "movement.cavalry", "movement.leader", "movement.max_blocks_per_link",
+    "stacking.max_blocks", "round.operation_phases", "blocks.brigade_max_sp", "blocks.division_max_sp",
+    "blocks.leader_sp",
+)
+
+
+@lru_cache(maxsize=1)
+def _schema() -> dict:
+    with open(_SCHEMA_FILE, "rb") as fh:
+        schema = tomllib.load(fh)
+    schema.pop("sources", None)
+    schema.get("meta", {}).pop("base", None)
+    return schema
+
+
+def _type_name(value) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list",
+            dict: "table"}.get(type(value), type(value).__name__)
+
+
+def _same_kind(value, like) -> bool:
+    if isinstance(like, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(like, bool)
+    if isinstance(like, float):
+        return isinstance(value, (int, float))
+    return isinstance(value, type(like))
+
+
+def _check_values(values: dict, origins: dict, files: list[str], problems: list[Problem]) -> None:
+    """Check a merged ruleset against the schema: every key present with its type (a partial file
+    loaded as a ruleset of its own is the usual cause, hence the hint), no unknown key, integers
+    ``>= 0`` (``>= 1`` for :data:`_AT_LEAST_ONE`), ``initiative.min_level <= max_level``. Problems name
+    the file that set the value."""
+    first = files[0] if files else "rules"
+    partial_hint = ("a file with only some rules is an overlay: add [meta] base = \"soe\" to it, or give "
+                    "it as an overlay (odds --rules, a sweep's [[overlays]])")
+
+    missing: list[tuple[str, object]] = []
+
+    def walk(node: dict, ref: dict, prefix: str) -> None:
+        for key, like in ref.items():
+            dotted = prefix + key
+            if key not in node:
+                missing.append((dotted, like))
+                continue
+            value = node[key]
+            where = origins.get(dotted, first)
+            if isinstance(like, dict):
+                if not isinstance(value, dict):
+                    problems.append(Problem(where, "", dotted, value, "expected a table"))
+                else:
+                    walk(value, like, dotted + ".")
+                continue
+            if not _same_kind(value, like):
+                problems.append(Problem(where, "", dotted, value, f"expected {_type_name(like)}"))
+                continue
+            items = value if isinstance(value, list) else [value]
+            if isinstance(value, list) and like:
+                bad = [v for v in value if not _same_kind(v, like[0])]
+                if bad:
+                    problems.append(Problem(where, "", dotted, value, f"expected a list of {_type_name(like[0])}s"))
+                    continue
+            low = 1 if dotted in _AT_LEAST_ONE else 0
+            if any(isinstance(v, (int, float)) and not isinstance(v, bool) and v < low for v in items):
+                problems.append(Problem(where, "", dotted, value, f"must be at least {low}"))
+        for key in node:
+            if key not in ref:
+                problems.append(Problem(origins.get(prefix + key, first), "", prefix + key, node[key],
+                                        "unknown rule key", did_you_mean(key, ref.keys())))
+
+    walk(values, _schema(), "")
+    if len(missing) > 3:  # a partial file read as a whole ruleset: one line, not one per key
+        names = ", ".join(k for k, _ in missing[:4])
+        problems.insert(0, Problem(first, "", "", f"{len(missing)} keys missing",
+                                   f"not a complete ruleset (missing {names}, …)", partial_hint))
+    else:
+        for dotted, like in missing:
+            if isinstance(like, dict):
+                problems.append(Problem(first, "", dotted, None, "missing rule table", partial_hint))
+            else:
+                problems.append(Problem(first, "", dotted, None, f"missing rule key ({_type_name(like)})",
+                                        f"the SoE value is {like!r} (data/rules/soe.toml)"))
+    ini = values.get("initiative", {})
+    lo, hi = ini.get("min_level"), ini.get("max_level")
+    if isinstance(lo, int) and isinstance(hi, int) and not isinstance(lo, bool) and lo > hi:
+        problems.append(Problem(origins.get("initiative.max_level", first), "", "initiative.max_level", hi,
+                                f"must be at least initiative.min_level ({lo})"))
+
+
+def _leaves(node: dict, file: str, prefix: str = "", out: dict | None = None) -> dict:
+    out = {} if out is None else out
+    for key, value in node.items():
+        if isinstance(value, dict):
+            _leaves(value, file, f"{prefix}{key}.", out)
+        else:
+            out[f"{prefix}{key}"] = file
+    return out
 
 
 class Rules:
@@ -192,25 +303,27 @@ def _ruleset_path(name_or_path: str | Path) -> Path:
     return path
 
 
-def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, list[str]]:
+def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, list[str], dict]:
     """A ruleset file merged over the file its ``[meta] base`` names (recursively), so that a variant
-    such as ``eats`` (``base = "soe"``) is a complete ruleset of its own."""
+    such as ``eats`` (``base = "soe"``) is a complete ruleset of its own. Also returns which file set
+    each value (dotted key → file)."""
     path = _ruleset_path(name)
     data = _read_toml(path)
     sources = data.pop("sources", {})
-    parent = data.get("meta", {}).pop("base", None)
+    meta = data.get("meta", {})
+    parent = meta.pop("base", None) if isinstance(meta, dict) else None
     if parent is None:
-        return data, sources, [str(path)]
+        return data, sources, [str(path)], _leaves(data, str(path))
     if not isinstance(parent, str) or str(parent) in chain + (str(name),):
         raise SoeInputError(Problem(str(path), "meta", "base", parent,
                                     "expected the name of another ruleset (no cycles)", "e.g. base = \"soe\""))
-    values, base_sources, files = _load_chain(parent, chain + (str(name),))
+    values, base_sources, files, origins = _load_chain(parent, chain + (str(name),))
     problems: list[Problem] = []
-    _merge(values, data, str(path), "", problems)
+    _merge(values, data, str(path), "", problems, origins)
     if problems:
         raise SoeInputError(problems)
     base_sources.update(sources)
-    return values, base_sources, files + [str(path)]
+    return values, base_sources, files + [str(path)], origins
 
 
 def _rules_stamp(ruleset: str, overlays: tuple[str, ...]) -> tuple:
@@ -223,18 +336,31 @@ def _rules_stamp(ruleset: str, overlays: tuple[str, ...]) -> tuple:
 
 @lru_cache(maxsize=32)
 def _load_cached(base: str, overlays: tuple[str, ...], stamp: tuple = ()) -> Rules:
-    values, sources, files = _load_chain(base)
+    values, sources, files, origins = _load_chain(base)
     problems: list[Problem] = []
     for overlay in overlays:
         path = _ruleset_path(overlay)
         data = _read_toml(path)
         sources.update(data.pop("sources", {}))
         data.get("meta", {}).pop("base", None)
-        _merge(values, data, str(path), "", problems)
+        _merge(values, data, str(path), "", problems, origins)
         files.append(str(path))
+    if not problems:
+        _check_values(values, origins, files, problems)
     if problems:
         raise SoeInputError(problems)
     return Rules(values, sources, files)
+
+
+def check_rules(rules: Rules, file: str | None = None) -> None:
+    """Check a :class:`Rules` whose values were changed in memory (a design knob, a sweep value)
+    against the ruleset schema and ranges of :func:`load_rules`; problems name ``file`` (default: the
+    last file the rules were read from). Raises :class:`~soe_sim.errors.SoeInputError`."""
+    where = file or (rules.files[-1] if rules.files else "rules")
+    problems: list[Problem] = []
+    _check_values(rules.values, {k: where for k in _leaves(rules.values, where)}, [where], problems)
+    if problems:
+        raise SoeInputError(problems)
 
 
 def load_rules(ruleset: str | Path = "soe", overlays: Iterable[str | Path] = ()) -> Rules:

@@ -30,6 +30,13 @@ CASES = [
     (["tune", "-s", "tutorial", "--knob", "scenario.vp", "--target", "1.5"], ["between 0 and 1"]),
     (["tune", "-s", "tutorial", "--knob", "rules.meta.name"], ["not a numeric value"]),
     (["knobs", "-s", "tutorial", "--base", "{bad}"], ["combat.flank_penalt"]),
+    (["knobs", "-s", "tutorial", "--base", "flank-2"], ["error: --base:", "did you mean `flank-1`?"]),
+    (["knobs", "-s", "tutorial", "--match", "zzz"], ["--match", "no knob name contains"]),
+    (["sensitivity", "-s", "tutorial", "--knob", "scenario.vp=0:2", "--base", "nope"], ["error: --base:", "not found"]),
+    (["tune", "-s", "tutorial", "--knob", "scenario.vp", "--base", "flank-2"], ["error: --base:", "`flank-1`"]),
+    (["compare", "-s", "tutorial", "-v", "flank-1", "--polish", "balanced", "--polish-param", "attack_threshold=2"],
+     ["from 0 to 1"]),
+    (["compare", "-s", "tutorial", "-v", "flank-1", "--polish-param", "attack_threshold=0.6"], ["random policy takes no"]),
 ]
 
 

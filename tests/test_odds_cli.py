@@ -102,6 +102,7 @@ def test_plot_file(tmp_path, capsys):
         (["--attacker", "4ir", "--defender", "3i"], "`r`"),
         (["--attacker", "2l", "--defender", "3i"], "leader"),
         (["--attacker", "4i", "--defender", "3i", "--initiative", "attacker:0"], "attacker:0"),
+        (["--attacker", "4i", "--defender", "3i", "--initiative", "attacker:9"], "at most 5"),  # SoE 6.1
         (["--attacker", "4i", "--defender", "3i", "--system", "soe81"], "soe81"),
         (["--attacker", "4i", "--defender", "3i", "--attacker-battle-card", "no such card"], "no such card"),
     ],

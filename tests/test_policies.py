@@ -176,8 +176,21 @@ def test_random_policy_unchanged_by_the_plumbing():
     """``random`` consumes one draw per decision of its own stream, as before the policies: a random
     side's play does not depend on what the other side's stream does, only on the position."""
     a = play_game("tutorial", 5)
-    b = play_game("tutorial", 5, polish="random", soviet=("random", {"attack_threshold": 0.9}))
+    b = play_game("tutorial", 5, polish="random", soviet=Policy("random", omniscient=True))  # another row
     assert np.array_equal(a.log.used(), b.log.used())
+    with pytest.raises(SoeInputError, match="random policy takes no parameters"):  # they would change nothing
+        play_game("tutorial", 5, soviet=("random", {"attack_threshold": 0.9}))
+
+
+@pytest.mark.parametrize("params, needle", [
+    ({"attack_threshold": float("nan")}, "finite number"), ({"attack_threshold": 2}, "from 0 to 1"),
+    ({"keep_cards": 2.7}, "whole number"), ({"keep_cards": -3}, "at least 0"), ({"omniscient": 5}, "from 0 to 1"),
+    ({"reserve": float("inf")}, "finite number"), ({"slot": 3}, "unknown policy parameter"),
+])
+def test_policy_parameters_out_of_range_are_refused(params, needle):
+    with pytest.raises(SoeInputError, match=needle):
+        resolve_policy(("balanced", params))
+    assert resolve_policy(("balanced", {"attack_weight": -3, "keep_cards": 2})).row()[PARAMS.index("keep_cards")] == 2
 
 
 # --- Python policies -----------------------------------------------------------------------------

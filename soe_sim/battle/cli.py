@@ -137,7 +137,7 @@ def _system_in(args: list[str]) -> str | None:
 @click.option("--deck-soviet", default=None, metavar="COMPOSITION", help="As --deck-polish.")
 @click.option("--rules", "rules_overlays", multiple=True, metavar="TOML", help="Rules overlay file(s) (variants).")
 @click.option("--mc", default=0, type=int, show_default=True, help="Add a Monte Carlo estimate over N battles.")
-@click.option("--seed", default=None, type=int, help="Seed of the Monte Carlo.")
+@click.option("--seed", default=None, type=click.IntRange(min=0), help="Seed of the Monte Carlo (≥ 0).")
 @click.option("--threads", default=None, type=int, help="Numba threads (results do not depend on it).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--plot", "plot_file", default=None, metavar="FILE", help="Write a plot of the odds (PNG/SVG/PDF).")

@@ -77,6 +77,10 @@ def _card_distribution(choice, deck: Deck, bonus: int, option: str) -> tuple[np.
 
 def prepare(battle: Battle, rules: CombatRules) -> np.ndarray:
     """Prepared kernel row of a battle (see :func:`soe_sim.battle.nb.prepare_battle_nb`)."""
+    if battle.initiative_level > rules.initiative_max_level:  # SoE 6.1: the track ends at max_level
+        raise SoeInputError(Problem("--initiative", "", "", f"{battle.initiative_holder}:{battle.initiative_level}",
+                                    f"level must be at most {rules.initiative_max_level} (the initiative track, "
+                                    f"rules initiative.max_level)"))
     a = battle.arrays
     out = np.empty(nb.N_PREP, dtype=np.int64)
     nb.prepare_battle_nb(

@@ -40,9 +40,10 @@ def scenarios_command(fmt: str) -> None:
 def validate_command(paths: tuple[str, ...]) -> None:
     """Check data files; with no PATH, all built-in data.
 
-    A PATH may be a data directory (holding map/, blocks/, cards/, scenarios/), a scenario TOML or
-    a single CSV (areas.csv, links.csv, blocks.csv, polish.csv, soviet.csv). Every problem is
-    printed, one per line; the exit code is 2 when there is any.
+    A PATH may be a data directory (holding map/, blocks/, cards/, scenarios/ and rules/), a scenario
+    TOML, a ruleset (rules/*.toml), a design variant (variants/*.toml) or a single CSV (areas.csv,
+    links.csv, blocks.csv, polish.csv, soviet.csv). Every problem is printed, one per line; the exit
+    code is 2 when there is any.
     """
     from soe_sim.data.validate import validate
 
@@ -54,7 +55,8 @@ def validate_command(paths: tuple[str, ...]) -> None:
 @click.option("--scenario", "-s", default=None, help="Scenario id or TOML path: draw its set-up.")
 @click.option("-o", "--output", default="map.png", show_default=True, type=click.Path(dir_okay=False),
               help="Image file to write (format from the extension).")
-@click.option("--dpi", default=110, show_default=True, type=int)
+@click.option("--dpi", default=110, show_default=True, type=click.IntRange(min=10, max=1200),
+              help="Resolution of raster images (dots per inch).")
 def map_command(scenario: str | None, output: str, dpi: int) -> None:
     """Draw the theatre map (optionally with a scenario's set-up) to an image file."""
     import matplotlib
@@ -62,10 +64,13 @@ def map_command(scenario: str | None, output: str, dpi: int) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from soe_sim.cliutil import check_figure_path, write_figure
     from soe_sim.data.map import load_map
     from soe_sim.data.plot import plot_map
     from soe_sim.data.scenario import _resolve, data_root_of, load_scenario
     from soe_sim.plotting import use_style
+
+    check_figure_path(output, "--output")
 
     sc = None
     if scenario:
@@ -76,8 +81,10 @@ def map_command(scenario: str | None, output: str, dpi: int) -> None:
         game_map = load_map()
     with use_style():
         ax = plot_map(game_map, scenario=sc)
-        ax.figure.savefig(output, dpi=dpi)
-    plt.close(ax.figure)
+        try:
+            write_figure(ax.figure, output, "--output", dpi=dpi)
+        finally:
+            plt.close(ax.figure)
     click.echo(f"wrote {output}")
 
 

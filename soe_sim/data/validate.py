@@ -31,6 +31,7 @@ class DataSet:
     roster: object = None
     decks: dict = field(default_factory=dict)
     scenarios: dict = field(default_factory=dict)
+    rulesets: list = field(default_factory=list)
 
     def summary(self) -> str:
         """One-line description used by ``soe-sim validate``."""
@@ -43,6 +44,8 @@ class DataSet:
             parts.append(" + ".join(f"{len(d)} {s}" for s, d in self.decks.items() if d is not None) + " cards")
         if self.scenarios:
             parts.append(f"{len(self.scenarios)} scenarios ({', '.join(self.scenarios)})")
+        if self.rulesets:
+            parts.append(f"{len(self.rulesets)} rulesets ({', '.join(self.rulesets)})")
         return f"{display_path(self.root)}: " + "; ".join(parts)
 
 
@@ -56,6 +59,9 @@ def read_dataset(root: Path | str | None, problems: Problems, scenarios: bool = 
     areas = set(ds.game_map.area_index) if ds.game_map is not None else None
     for side in Side.slugs():
         ds.decks[side] = read_deck(root / "cards" / f"{side}.csv", problems, block_ids=ids, area_ids=areas)
+    for p in sorted((root / "rules").glob("*.toml")):  # the data's rulesets (and their overlays)
+        if _validate_rules(p, problems):
+            ds.rulesets.append(p.stem)
     if scenarios:
         for p in scenario_paths(root):
             sc = read_scenario(p, problems, ds.game_map, ds.roster, ds.decks)
@@ -77,6 +83,35 @@ def _root_of_file(path: Path, depth: int = 2) -> Path:
     """Data root of ``<root>/<part>/<file>`` when it has a map, else the built-in data."""
     root = path.resolve().parents[depth - 1]
     return root if (root / "map" / "areas.csv").exists() else data_dir()
+
+
+def _validate_rules(path: Path, problems: Problems) -> str:
+    """A ruleset file (``rules/*.toml``): merged over its ``[meta] base`` and checked against the
+    schema and ranges (:func:`soe_sim.rules.load_rules`)."""
+    from soe_sim.rules import load_rules
+
+    try:
+        rules = load_rules(path)
+    except SoeInputError as err:
+        problems.extend(err.problems)
+        return ""
+    return f"{display_path(path)}: ruleset {rules['meta.id']}"
+
+
+def _validate_variant(path: Path, problems: Problems) -> str:
+    """A design variant (``variants/*.toml``: ``name``, ``[rules]``, ``[cards]``, ``[scenario]``)."""
+    from soe_sim.design.variant import load_variant
+
+    try:
+        variant = load_variant(str(path))  # its rule values, card changes and scenario keys checked
+    except SoeInputError as err:
+        problems.extend(err.problems)
+        return ""
+    return f"{display_path(path)}: variant {variant.name}"
+
+
+_RULE_TABLES = ("combat", "initiative", "cards", "orders", "movement", "stacking", "supply", "rail", "blocks",
+                "reinforcement", "garrison", "vp", "victory", "internment", "round", "leaders")
 
 
 def _validate_one(path: Path, problems: Problems) -> str:
@@ -118,9 +153,13 @@ def _validate_one(path: Path, problems: Problems) -> str:
         if doc is None:
             read_toml(path, problems)  # record the syntax error
             return ""
+        if path.parent.name == "variants" or "rules" in doc or "name" in doc:  # top-level name: a variant
+            return _validate_variant(path, problems)
+        if path.parent.name == "rules" or "meta" in doc or any(t in doc for t in _RULE_TABLES):
+            return _validate_rules(path, problems)
     problems.add(path, "", "", name, "don't know how to validate this file: expected a data directory, "
                  "a scenario TOML, areas.csv, links.csv, grid.toml, blocks.csv, leaders.toml, polish.csv "
-                 "or soviet.csv")
+                 "or soviet.csv, a ruleset (rules/*.toml) or a variant (variants/*.toml)")
     return ""
 
 

@@ -115,7 +115,9 @@ def sensitivity_command(knobs, base, games, **o) -> None:
     Every arm plays the same seeded games, so each effect is a paired difference against the base.
     """
     from soe_sim.design.sensitivity import sensitivity
+    from soe_sim.design.variant import load_variant
 
+    base = load_variant(base, _where=("--base", ""))  # its problems name the option
     with _runner(o) as runner:
         res = sensitivity(o["scenario"], list(knobs), base=base, games=games, seed=o["seed"], runner=runner)
 
@@ -147,7 +149,9 @@ def tune_command(knob, target, side, base, games, batch, tol, **o) -> None:
     knobs, the two integers around it with their observed and fitted win rates.
     """
     from soe_sim.design.tune import tune
+    from soe_sim.design.variant import load_variant
 
+    base = load_variant(base, _where=("--base", ""))  # its problems name the option
     progress = sys.stderr.isatty() if o["progress"] is None else o["progress"]
     with _runner({**o, "progress": False}) as runner:
         res = tune(o["scenario"], knob, target, base=base, side=side, games=games, batch=batch, tol=tol,
@@ -170,11 +174,18 @@ def knobs_command(scenario, base, match, fmt) -> None:
     """
     from soe_sim.design.variant import list_knobs, load_variant
 
-    rows = [(n, v) for n, v in list_knobs(scenario, load_variant(base)) if not match or match in n]
+    rows = [(n, v) for n, v in list_knobs(scenario, load_variant(base, _where=("--base", "")))
+            if not match or match in n]
+    if not rows:
+        from soe_sim.errors import Problem, SoeInputError
+
+        raise SoeInputError(Problem("--match", "", "", match, "no knob name contains this text",
+                                    "run `soe-sim knobs -s SCENARIO` for the full list"))
     if fmt == "json":
         click.echo(json.dumps([{"knob": n, "value": v} for n, v in rows], indent=2))
         return
     width = max((len(n) for n, _ in rows), default=10)
+    click.echo(f"{'knob':<{width}}  value")
     for n, v in rows:
         click.echo(f"{n:<{width}}  {v}")
 

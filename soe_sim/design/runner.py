@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from soe_sim._dask import check_scheduler_address
 from soe_sim.errors import Problem, SoeInputError
 
 __all__ = ["Runner", "stream_seed", "DEFAULT_CHUNK"]
@@ -77,7 +78,7 @@ class Runner:
             raise SoeInputError(Problem("--chunk-size", "", "", chunk_size, "expected a positive number of games"))
         self.progress = bool(progress)
         self.dask = bool(dask or scheduler or client is not None)
-        self.scheduler = scheduler
+        self.scheduler = check_scheduler_address(scheduler) if client is None else scheduler
         self.workers = workers
         self._client = client
         self._own_client = self._own_cluster = None

@@ -385,7 +385,7 @@ def _ruleset_problem(ruleset, file) -> Problem | None:
 
 
 def _check_rules(rules: dict, ruleset: str | None, file: str, problems: list) -> None:
-    from soe_sim.rules import load_rules
+    from soe_sim.rules import Rules, check_rules, load_rules
 
     if not isinstance(rules, dict):
         problems.append(Problem(file, "", "rules", rules, "expected a table of rule keys",
@@ -400,7 +400,13 @@ def _check_rules(rules: dict, ruleset: str | None, file: str, problems: list) ->
         problems.extend(err.problems)
         return
     values = copy.deepcopy(base.values)
+    before = len(problems)
     merge_checked(values, rules, file, "rules", problems, strict=True)
+    if len(problems) == before:  # the ranges of load_rules (e.g. initiative.max_level >= min_level)
+        try:
+            check_rules(Rules(values, {}, [file]), file)
+        except SoeInputError as err:
+            problems.extend(err.problems)
 
 
 def _card_value(col, value, file, where, fld, problems):
@@ -758,7 +764,7 @@ def _resolve_cached(scenario_ref: str, spec_json: str) -> Resolved:
     from soe_sim.data import load_blocks, load_map
     from soe_sim.data._io import Problems, display_path, read_toml
     from soe_sim.data.scenario import _resolve, read_scenario
-    from soe_sim.rules import Rules, load_rules
+    from soe_sim.rules import Rules, check_rules, load_rules
 
     v = Variant.from_spec(json.loads(spec_json))
     label = _label(v)
@@ -776,6 +782,7 @@ def _resolve_cached(scenario_ref: str, spec_json: str) -> Resolved:
     if problems:
         raise SoeInputError(problems)
     rules = Rules(values, dict(base.sources), list(base.files) + ([label] if not v.is_base else []))
+    check_rules(rules, label)  # the ranges of load_rules (e.g. initiative.max_level >= min_level)
     path = _resolve(scenario_ref)
     sp = Problems()
     doc = read_toml(path, sp)

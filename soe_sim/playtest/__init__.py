@@ -95,15 +95,23 @@ def battles_frame(story: Story) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _replay_command(scenario_id: str, seed: int, game: int, pols: list, ruleset: str = "soe") -> str:
-    cmd = f"soe-sim playtest --scenario {scenario_id} --seed {seed} --game {game}"
+def _game_options(scenario_id: str, seed: int, pols: list, ruleset: str = "soe") -> str:
+    """The options shared by ``soe-sim playtest`` and ``soe-sim simulate`` that fix the games played."""
+    cmd = f"--scenario {scenario_id} --seed {seed}"
     if ruleset != "soe":
         cmd += f" --ruleset {ruleset}"
     for flag, p in zip(("--polish", "--soviet"), pols):
         cmd += f" {flag} {p.name}"
-        for k, v in sorted(dict(p.params or {}).items()):
+        params = dict(p.params or {})
+        if getattr(p, "omniscient", False):
+            params["omniscient"] = 1
+        for k, v in sorted(params.items()):
             cmd += f" {flag}-param {k}={float(v):g}"
-    return cmd + " --out DIR"
+    return cmd
+
+
+def _replay_command(scenario_id: str, seed: int, game: int, pols: list, ruleset: str = "soe") -> str:
+    return f"soe-sim playtest {_game_options(scenario_id, seed, pols, ruleset)} --game {game} --out DIR"
 
 
 def playtest(scenario, seed: int, *, game: int | None = None, polish="random", soviet="random", out_dir=None,
@@ -138,7 +146,7 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
         ``"soe"`` (default, or a GameSetup's own), ``"eats"`` (The Eagle and the Star, docs/rules.md
         "EatS variant") or a rules TOML path; the search of ``find`` plays under it too.
     """
-    from soe_sim.sim import _check_seed, _setup_of, resolve_policy
+    from soe_sim.sim import _check_seed, _setup_of, check_output_dir, resolve_policy
 
     say = echo or (lambda _msg: None)
     # --- validate everything before any work or any file ---------------------------------------------
@@ -166,8 +174,8 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
         say(f"found game {game} ({search.matches} of {search_games} games match)")
     game = int(game or 0)
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None and out.exists() and not out.is_dir():
-        raise SoeInputError(Problem("--out", "", "", str(out), "exists and is not a directory"))
+    if out is not None:
+        check_output_dir(out, "--out")
 
     # --- play and narrate ----------------------------------------------------------------------------
     say(f"playing {sid}, seed {seed}, game {game} ({pols[0].name} v {pols[1].name})")
@@ -178,7 +186,7 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
             say("warning: the narrated game differs from the simulated one (please report this)")
     header = [f"Scenario: `{sid}` — {setup.scenario.name} ({setup.scenario.start} to {setup.scenario.end})",
               f"Seed {seed}, game {game}: `play_game('{sid}', seed=({seed}, {game}), ...)`, row {game} of "
-              f"`soe-sim simulate --scenario {sid} --seed {seed}`",
+              f"`soe-sim simulate {_game_options(sid, seed, pols, rules_id)}`",
               f"Ruleset: `{rules_id}`",
               f"Policies: Polish {_policy_label(pols[0])}, Soviet {_policy_label(pols[1])}",
               f"Replay: `{_replay_command(sid, seed, game, pols, rules_id)}`"]

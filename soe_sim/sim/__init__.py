@@ -27,6 +27,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -49,7 +50,8 @@ __all__ = [
     "simulate", "Simulation", "summarize", "win_interval", "play_chunk", "chunk_workers", "resolve_policy",
     "policy_label",
     "key_city_ids", "GAME_COLUMNS", "TRAJECTORY_COLUMNS", "BATTLE_COLUMNS", "MISSING_COLUMNS",
-    "DEFAULT_CI_MAX_GAMES",
+    "DEFAULT_CI_MAX_GAMES", "write_frame", "write_frames", "check_output_path", "check_output_paths",
+    "check_output_dir",
 ]
 
 SIDES = ("polish", "soviet")
@@ -629,6 +631,8 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     polish = resolve_policy(polish, "--polish")
     soviet = resolve_policy(soviet, "--soviet")
     seed = _check_seed(seed)
+    if out:
+        check_output_path(out, "--out")
     if ci_width is not None and not (0 < float(ci_width) < 1):
         raise SoeInputError(Problem("--ci-width", "", "", ci_width, "the interval width must be between 0 and 1",
                                     "e.g. 0.02 for a win rate within about ±1 percentage point"))
@@ -704,18 +708,110 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     return Simulation(games=df, trajectories=cat(trajs), battles=cat(bats), elapsed=elapsed, meta=meta)
 
 
-def write_frame(df: pd.DataFrame, path: str, option: str = "--out") -> None:
-    """Write a frame to ``.parquet`` (default) or ``.csv``; a bad path is a one-line input error."""
+FRAME_SUFFIXES = (".parquet", ".csv")
+
+
+def check_output_path(path, option: str = "--out", suffixes=FRAME_SUFFIXES) -> str:
+    """``path`` as a string when a file could be written there, else a
+    :class:`~soe_sim.errors.SoeInputError` naming the option: a suffix other than ``suffixes``, an
+    existing directory, or a parent that is a file or not writable. Checked before any game is
+    played, so a long run never ends in a write error."""
     import os
 
+    text = str(path)
+    suffix = os.path.splitext(text)[1].lower()
+    if suffix not in suffixes:
+        raise SoeInputError(Problem(option, "", "", text, f"unsupported file type {suffix or '(none)'!r}",
+                                    "use " + " or ".join(suffixes)))
+    target = os.path.abspath(text)
+    if os.path.isdir(target):
+        raise SoeInputError(Problem(option, "", "", text, "is a directory", f"give a file name such as "
+                                    f"{os.path.join(text, 'games' + suffixes[0])}"))
+    parent = os.path.dirname(target)
+    while not os.path.exists(parent):  # the directories write_frame would create
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise SoeInputError(Problem(option, "", "", text, f"{parent} is a file, not a directory"))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SoeInputError(Problem(option, "", "", text, f"cannot write into {parent} (permission denied)"))
+    return text
+
+
+def check_output_dir(path, option: str = "--out") -> Path:
+    """``path`` when a directory exists or could be created there, else a
+    :class:`~soe_sim.errors.SoeInputError` naming the option: an existing file, a parent that is a
+    file, or a parent that is not writable. Checked before the work starts."""
+    import os
+
+    path = Path(path)
+    target = os.path.abspath(path)
+    if os.path.exists(target) and not os.path.isdir(target):
+        raise SoeInputError(Problem(option, "", "", str(path), "exists and is not a directory"))
+    parent = target
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise SoeInputError(Problem(option, "", "", str(path), f"{parent} is a file, not a directory"))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SoeInputError(Problem(option, "", "", str(path), f"cannot write into {parent} (permission denied)"))
+    return path
+
+
+def check_output_paths(outputs) -> None:
+    """:func:`check_output_path` of every ``(path, option)`` of ``outputs`` whose path is set, and no
+    two options naming the same file."""
+    import os
+
+    seen: dict[str, str] = {}
+    for path, option in outputs:
+        if not path:
+            continue
+        check_output_path(path, option)
+        key = os.path.normcase(os.path.abspath(str(path)))
+        if key in seen:
+            raise SoeInputError(Problem(option, "", "", str(path), f"the same file as {seen[key]}",
+                                        "give each output its own file"))
+        seen[key] = option
+
+
+def write_frames(frames) -> None:
+    """Write ``(frame, path, option)`` triples all or nothing: each goes to a temporary file beside its
+    target, and only when every one is written are they renamed into place (a failure removes the
+    temporary files and leaves no output). ``.csv`` paths get CSV, the others parquet; a bad path is
+    a one-line input error."""
+    import os
+    import uuid
+
+    done: list[tuple[str, str]] = []
     try:
-        d = os.path.dirname(os.path.abspath(path))
-        os.makedirs(d, exist_ok=True)
-        if str(path).lower().endswith(".csv"):
-            df.to_csv(path, index=False)
-        else:
-            frame = df.copy()
-            frame.attrs = {}
-            frame.to_parquet(path, index=False)
-    except OSError as err:
-        raise SoeInputError(Problem(option, "", "", path, f"cannot write: {err.strerror or err}")) from None
+        for df, path, option in frames:
+            check_output_path(path, option)
+            target = os.path.abspath(str(path))
+            try:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                # a fresh name beside the target (created by the writer, so with the usual permissions)
+                tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{uuid.uuid4().hex[:8]}.part")
+                done.append((tmp, target))
+                if target.lower().endswith(".csv"):
+                    df.to_csv(tmp, index=False)
+                else:
+                    frame = df.copy()
+                    frame.attrs = {}
+                    frame.to_parquet(tmp, index=False)
+            except OSError as err:
+                raise SoeInputError(Problem(option, "", "", str(path), f"cannot write: {err.strerror or err}")) from None
+        for tmp, target in done:
+            os.replace(tmp, target)
+        done = []
+    finally:
+        for tmp, _target in done:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
+
+
+def write_frame(df: pd.DataFrame, path: str, option: str = "--out") -> None:
+    """Write a frame to ``.parquet`` or ``.csv`` (the file appears only once complete); a bad path is
+    a one-line input error."""
+    write_frames([(df, path, option)])

@@ -36,10 +36,12 @@ def format_summary(s: dict) -> str:
         if held["polish"] or held["soviet"]:
             lines.append(f"  {'held ' + city:<13}Polish {_pct(held['polish'])}, Soviet {_pct(held['soviet'])}")
     if "ci_target" in s:
-        lines.append(f"  {'CI width':<13}{s['ci_width']:.4f} (target {s['ci_target']}, "
+        lines.append(f"  {'CI width':<13}{100 * s['ci_width']:.1f} points (target {100 * s['ci_target']:.1f}, "
                      f"{'reached' if s.get('ci_reached') else 'NOT reached: game cap hit'})")
     if "games_per_second" in s:
-        lines.append(f"  {s['games_per_second']:,.0f} games/s ({s.get('threads', '?')} threads, {s['seconds']:.2f} s)")
+        threads = s.get("threads", "?")
+        lines.append(f"  {s['games_per_second']:,.0f} games/s ({threads} thread{'' if threads == 1 else 's'}, "
+                     f"{s['seconds']:.2f} s)")
     return "\n".join(lines)
 
 
@@ -95,15 +97,17 @@ def simulate_command(scenario, polish, soviet, polish_params, soviet_params, gam
     The JSON has games, polish_win, soviet_win, draw (rates), their *_ci intervals, aborted, vp_mean,
     vp_sd, battles_mean, games_per_second and more.
     """
-    from soe_sim.sim import Simulation, simulate, summarize, write_frame
+    from soe_sim.sim import Simulation, check_output_paths, simulate, summarize, write_frames
 
     if progress is None:
         progress = sys.stderr.isatty()
+    outputs = ((out, "--out"), (traj_out, "--trajectories"), (battles_out, "--battles"))
+    check_output_paths(outputs)  # before any game is played
     polish = _with_params(polish, polish_params, "--polish-param")
     soviet = _with_params(soviet, soviet_params, "--soviet-param")
     res = simulate(scenario, polish, soviet, games=games, seed=seed, threads=threads, ci_width=ci_width,
                    batch_size=batch, trajectories=bool(traj_out), battles=bool(battles_out), progress=progress,
-                   out=out, ruleset=ruleset)
+                   ruleset=ruleset)
     df = res.games if isinstance(res, Simulation) else res
     meta = df.attrs.get("soe_sim", {})
     summary = summarize(df, meta.get("seconds"))
@@ -112,11 +116,11 @@ def simulate_command(scenario, polish, soviet, polish_params, soviet_params, gam
     for k in ("ci_target", "ci_reached"):
         if k in meta:
             summary[k] = meta[k]
+    frames = {"--out": df}
     if isinstance(res, Simulation):
-        if traj_out:
-            write_frame(res.trajectories, traj_out, "--trajectories")
-        if battles_out:
-            write_frame(res.battles, battles_out, "--battles")
+        frames["--trajectories"] = res.trajectories
+        frames["--battles"] = res.battles
+    write_frames([(frames[option], path, option) for path, option in outputs if path])  # all or nothing
     if fmt == "json":
         click.echo(json.dumps(summary, indent=2))
     else:

@@ -63,6 +63,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from soe_sim._dask import check_scheduler_address
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = ["SweepConfig", "Overlay", "Task", "load_config", "plan", "run_sweep", "read_sweep", "chunk_seed",
@@ -651,6 +652,8 @@ def run_sweep(config, out, scheduler: str | None = None, *, client=None, n_worke
     scenarios available; the client writes every file, so workers need no shared file system.
     """
     cfg = config if isinstance(config, SweepConfig) else load_config(config)
+    if client is None:
+        scheduler = check_scheduler_address(scheduler)
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -60,7 +60,7 @@ from soe_sim.engine.game.policies import (
     choose_option_nb,
     policy_id,
 )
-from soe_sim.random import SeedLike, as_seed_sequence, chunk_seeds
+from soe_sim.random import SeedLike, as_seed_sequence, check_seed, chunk_seeds
 
 __all__ = [
     "Decision", "Event", "Outcome", "Cause", "AbortReason", "Violation",
@@ -565,18 +565,36 @@ class Policy:
         """The float64 (N_PARAMS,) parameter row: the policy's defaults with the overrides."""
         from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
+        import math
+
         row = DEFAULT_PARAMS[self.id].copy()
+        settable = [p for p in PARAMS if p != "slot"]  # the slot is set by play_game for Python policies
+        if self.params and self.name == "random":
+            k = next(iter(self.params))
+            raise SoeInputError(Problem("policy", "random", str(k), self.params[k],
+                                        "the random policy takes no parameters (it reads no features)",
+                                        f"use a scripted policy: {', '.join(_pol.SCRIPTED)}"))
         for k, v in dict(self.params or {}).items():
             key = str(k).strip().lower()
-            if key not in PARAMS:
-                hint = did_you_mean(key, PARAMS)
+            if key not in settable:
+                hint = did_you_mean(key, settable)
                 raise SoeInputError(Problem("policy", str(self.name), key, k, "unknown policy parameter",
-                                            (hint + "; " if hint else "") + f"known parameters: {', '.join(PARAMS)}"))
+                                            (hint + "; " if hint else "") + f"known parameters: {', '.join(settable)}"))
             try:
-                row[PARAMS.index(key)] = float(v)
+                value = float(v)
+                if isinstance(v, bool) or not math.isfinite(value):
+                    raise ValueError
             except (TypeError, ValueError):
-                raise SoeInputError(Problem("policy", str(self.name), key, v, "a policy parameter must be a number")) \
-                    from None
+                raise SoeInputError(Problem("policy", str(self.name), key, v,
+                                            "a policy parameter must be a finite number")) from None
+            low, high, whole = _pol.PARAM_RANGES.get(key, (None, None, False))
+            if ((low is not None and value < low) or (high is not None and value > high)
+                    or (whole and value != int(value))):
+                span = f"{'a whole number ' if whole else ''}" + (
+                    f"from {low} to {high}" if high is not None else f"at least {low}")
+                raise SoeInputError(Problem("policy", str(self.name), key, v, f"must be {span}",
+                                            f"default {DEFAULT_PARAMS[self.id][PARAMS.index(key)]:g}; see docs/policies.md"))
+            row[PARAMS.index(key)] = value
         if self.omniscient:
             row[_pol.P_OMNISCIENT] = 1.0
         return row
@@ -1033,6 +1051,7 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
     by one to find them). ``ruleset``: as in :func:`game_setup` (``"eats"``: The Eagle and the Star).
     ``progress``: a tqdm bar on stderr (every-step mode).
     """
+    check_seed(seed)  # a bad seed is an input error, not a crash of every game
     setup = game_setup(scenario, ruleset)
     seed_int = seed
     crashes = 0

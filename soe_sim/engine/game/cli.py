@@ -6,10 +6,15 @@ Exit codes of ``fuzz``: 0 when no game violated an invariant or crashed, 1 other
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
 __all__ = ["register", "fuzz_command"]
+
+
+def _counts(counts: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
 
 
 @click.command("fuzz")
@@ -17,7 +22,7 @@ __all__ = ["register", "fuzz_command"]
               help="Scenario id (repeat for several; 'all' for every built-in scenario).")
 @click.option("--games", "-n", default=100, show_default=True, type=click.IntRange(min=1),
               help="Games per scenario.")
-@click.option("--seed", default=0, show_default=True, type=int,
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Batch seed; game i uses SeedSequence(seed).spawn(n)[i].")
 @click.option("--max-steps", default=None, type=click.IntRange(min=1),
               help="Decision steps per game before a game is aborted.")
@@ -26,8 +31,11 @@ __all__ = ["register", "fuzz_command"]
               help="Ruleset: soe, eats (The Eagle and the Star) or a rules TOML path.")
 @click.option("--every-step", is_flag=True,
               help="Also check before every decision (the same games, played one by one: slower).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step, fmt) -> None:
+@click.option("--format", "fmt", type=click.Choice(["table", "text", "json"]), default="table", show_default=True,
+              help="table (alias: text) or json, as in the other commands.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar on stderr in --every-step mode [default: when a terminal].")
+def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step, fmt, progress) -> None:
     """Play random games and check the engine's invariants after every phase (and, with
     --every-step, before every decision too).
 
@@ -52,7 +60,8 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step
             ids.append(s)
     kw = {"ruleset": ruleset} if ruleset != "soe" else {}
     reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads,
-                    every_step=every_step, progress=every_step and fmt == "text", **kw)
+                    every_step=every_step, progress=every_step and bool(sys.stderr.isatty() if progress is None else progress),
+                    **kw)
                for sid in ids]
     failed = any(r["violations"] or r["crashes"] for r in reports)
     if fmt == "json":
@@ -62,8 +71,8 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step
             rs = f" under {r['ruleset']}" if r.get("ruleset", "soe") != "soe" else ""
             line = (f"{r['scenario']}{rs}: {r['games']} games (seed {r['seed']}, checked {r['checked']}): "
                     f"{r['violations']} with violations, "
-                    f"{r['crashes']} crashes, {r['stalemates']} stalemates; outcomes {r['outcomes']}; "
-                    f"winners {r['winners']}")
+                    f"{r['crashes']} crashes, {r['stalemates']} stalemates; outcomes {_counts(r['outcomes'])}; "
+                    f"winners {_counts(r['winners'])}")
             click.echo(line)
             if r["first_violation"]:
                 v = r["first_violation"]

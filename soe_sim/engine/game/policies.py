@@ -50,7 +50,7 @@ from soe_sim.engine.state import STATUS
 
 __all__ = [
     "DECISION", "POLICY_RANDOM", "POLICY_AGGRESSIVE", "POLICY_DEFENSIVE", "POLICY_BALANCED", "POLICY_PYTHON",
-    "POLICY_IDS", "SCRIPTED", "PARAMS", "PARAM_DOCS", "N_PARAMS", "DEFAULT_PARAMS", "FEATURES", "N_FEAT",
+    "POLICY_IDS", "SCRIPTED", "PARAMS", "PARAM_DOCS", "PARAM_RANGES", "N_PARAMS", "DEFAULT_PARAMS", "FEATURES", "N_FEAT",
     "PolicySet", "choose_nb", "choose_option_nb", "score_options_nb", "random_policy_nb", "policy_id",
     "default_params",
 ]
@@ -132,6 +132,14 @@ PARAM_DOCS = {
 }
 PARAMS = tuple(PARAM_DOCS)
 N_PARAMS = len(PARAMS)
+# The values a parameter override may take, ``(low, high, integer)`` (inclusive; None: unbounded):
+# probabilities and preferences in [0, 1], counts of cards and blocks whole and non-negative, the
+# switch 0 or 1; the weights may be any finite number (a negative weight is a legitimate experiment).
+PARAM_RANGES = {
+    "omniscient": (0, 1, True), "unknown_sp": (0, None, False), "attack_threshold": (0, 1, False),
+    "withdraw_ratio": (0, None, False), "keep_cards": (0, None, True), "place_first": (0, 1, False),
+    "exec_first": (0, 1, False), "reserve": (0, None, True),
+}
 P_OMNISCIENT = PARAMS.index("omniscient")
 P_UNKNOWN_SP = PARAMS.index("unknown_sp")
 P_ATTACK_THRESHOLD = PARAMS.index("attack_threshold")

@@ -1,0 +1,271 @@
+"""Bad input caught up front: one line per problem naming the option or file, exit code 2, no traceback,
+nothing written — for the outputs of ``simulate`` and ``map``, seeds, dask scheduler addresses, and
+rules files (a partial overlay loaded as a ruleset, wrong types, out-of-range values) wherever they
+are read: ``--ruleset``, a data directory's ``rules/``, design variants and ``soe-sim validate``."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from soe_sim.cli import main
+from soe_sim.errors import SoeInputError
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def _error_lines(capsys) -> list[str]:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert lines and all(line.startswith("error: ") for line in lines), err
+    return lines
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+# --- simulate outputs -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, needle", [
+    (["--out", "x.txt"], "unsupported file type '.txt'"),
+    (["--out", "x"], "unsupported file type '(none)'"),
+    (["--battles", "afile/b.parquet"], "is a file, not a directory"),
+    (["--out", "a.csv", "--trajectories", "a.csv"], "the same file as --out"),
+])
+def test_simulate_bad_outputs_fail_before_playing_and_write_nothing(tmp_path, capsys, monkeypatch, args, needle):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    played = []
+    import soe_sim.sim as sim
+
+    monkeypatch.setattr(sim, "chunk_workers", lambda *a, **k: played.append(1))  # no game may start
+    full = ["simulate", "-s", "tutorial", "-n", "5", "--threads", "1", "--no-progress", "--out", "ok.parquet", *args]
+    if args[0] == "--out":
+        full = ["simulate", "-s", "tutorial", "-n", "5", "--threads", "1", "--no-progress", *args]
+    assert main(full) == 2
+    lines = _error_lines(capsys)
+    assert len(lines) == 1 and needle in lines[0]
+    assert not played
+    assert _files(tmp_path) == ["afile"]
+
+
+def test_simulate_writes_every_output_with_its_format(tmp_path, capsys):
+    out, traj, bats = tmp_path / "sub" / "games.csv", tmp_path / "t.parquet", tmp_path / "b.CSV"
+    assert main(["simulate", "-s", "tutorial", "-n", "6", "--threads", "1", "--no-progress", "--out", str(out),
+                 "--trajectories", str(traj), "--battles", str(bats), "--format", "json"]) == 0
+    capsys.readouterr()
+    assert len(pd.read_csv(out)) == 6
+    assert set(pd.read_parquet(traj)["game"]) == set(range(6))
+    from soe_sim.sim import BATTLE_COLUMNS
+
+    assert list(pd.read_csv(bats).columns) == list(BATTLE_COLUMNS)
+    mode = out.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask  # written by the usual means (no private temporary-file mode)
+    assert not [p for p in tmp_path.rglob("*.part")]
+
+
+def test_write_frames_is_all_or_nothing(tmp_path, monkeypatch):
+    from soe_sim.sim import write_frames
+
+    df = pd.DataFrame({"a": [1, 2]})
+    calls = []
+    real = pd.DataFrame.to_csv
+
+    def failing_to_csv(self, path, *a, **k):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(self, path, *a, **k)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", failing_to_csv)
+    with pytest.raises(SoeInputError, match="--battles.*No space left"):
+        write_frames([(df, tmp_path / "one.csv", "--out"), (df, tmp_path / "two.csv", "--battles")])
+    assert _files(tmp_path) == []  # the first file was complete, but it is not left alone
+
+
+def test_simulate_api_checks_out_before_playing(monkeypatch):
+    import soe_sim.sim as sim
+
+    monkeypatch.setattr(sim, "chunk_workers", lambda *a, **k: pytest.fail("a game was started"))
+    with pytest.raises(SoeInputError, match="--out.*unsupported file type '.json'"):
+        sim.simulate("tutorial", games=3, seed=1, threads=1, out="games.json")
+
+
+# --- map and odds images -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, needle", [
+    (["-o", "m.txt"], "unsupported image type '.txt'"),
+    (["-o", "mapx"], "unsupported image type '(no extension)'"),
+    (["-o", "nodir/m.png"], "does not exist"),
+    (["-o", "m.png", "--dpi", "0"], "--dpi"),
+])
+def test_map_bad_output(tmp_path, capsys, monkeypatch, args, needle):
+    monkeypatch.chdir(tmp_path)
+    assert main(["map", *args]) == 2
+    lines = _error_lines(capsys)
+    assert len(lines) == 1 and needle in lines[0]
+    assert _files(tmp_path) == []
+
+
+def test_map_writes_the_file_it_names(tmp_path, capsys):
+    out = tmp_path / "theatre.svg"
+    assert main(["map", "-o", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    assert out.read_text().lstrip().startswith("<?xml")
+
+
+def test_odds_plot_into_a_directory_is_refused(tmp_path, capsys):
+    assert main(["odds", "--attacker", "4i", "--defender", "3i", "--plot", str(tmp_path)]) == 2
+    assert "is a directory" in _error_lines(capsys)[0]
+    assert _files(tmp_path) == []
+
+
+# --- seeds and scheduler addresses ----------------------------------------------------------------------
+
+def test_negative_seeds_are_input_errors(capsys):
+    from soe_sim.engine.game import fuzz
+    from soe_sim.random import as_generator, check_seed
+
+    with pytest.raises(SoeInputError, match="non-negative"):
+        fuzz("tutorial", 2, seed=-1)  # not "2 crashes"
+    with pytest.raises(SoeInputError, match="non-negative"):
+        as_generator(-3)
+    with pytest.raises(SoeInputError):
+        check_seed((1, -2))
+    assert check_seed((1, 2)) == (1, 2) and check_seed(None) is None
+    for cmd in (["fuzz", "-s", "tutorial", "-n", "1"], ["odds", "--attacker", "4i", "--defender", "4i", "--mc", "10"]):
+        assert main([*cmd, "--seed", "-1"]) == 2
+        assert "--seed" in _error_lines(capsys)[0]
+
+
+@pytest.mark.parametrize("address, needle", [
+    ("nonsense", "missing port"), ("localhost", "missing port"), ("tcp://host:notaport", "notaport"),
+    ("tcp://h:99999", "outside 1..65535"), ("foo://h:1", "unknown protocol"),
+])
+def test_malformed_scheduler_address(tmp_path, address, needle):
+    from soe_sim._dask import check_scheduler_address
+    from soe_sim.design.runner import Runner
+    from soe_sim.sim.sweep import run_sweep
+
+    with pytest.raises(SoeInputError, match=needle):
+        check_scheduler_address(address)
+    config = tmp_path / "sweep.toml"
+    config.write_text('scenarios = ["tutorial"]\ngames_per_chunk = 5\nchunks = 2\nseed = 7\n'
+                      '[[pairs]]\npolish = "random"\nsoviet = "random"\n')
+    with pytest.raises(SoeInputError, match="--scheduler"):
+        run_sweep(config, tmp_path / "out", scheduler=address)
+    assert not (tmp_path / "out").exists()  # no manifest of a sweep that never started
+    with pytest.raises(SoeInputError, match="--scheduler"):
+        Runner("tutorial", scheduler=address)
+    assert check_scheduler_address("tcp://127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+
+
+def test_malformed_scheduler_on_the_command_line(tmp_path, capsys):
+    config = tmp_path / "sweep.toml"
+    config.write_text('scenarios = ["tutorial"]\ngames_per_chunk = 5\nchunks = 2\nseed = 7\n'
+                      '[[pairs]]\npolish = "random"\nsoviet = "random"\n')
+    assert main(["sweep", str(config), "--out", str(tmp_path / "o"), "--scheduler", "localhost"]) == 2
+    assert "not a dask scheduler address" in _error_lines(capsys)[0]
+    assert main(["compare", "-v", "flank-1", "-s", "tutorial", "-n", "4", "--scheduler", "localhost"]) == 2
+    assert "--scheduler" in _error_lines(capsys)[0]
+
+
+# --- rules files --------------------------------------------------------------------------------------
+
+def test_partial_file_as_a_ruleset_is_one_clear_problem(tmp_path, capsys):
+    partial = tmp_path / "mine.toml"
+    partial.write_text("[combat]\nflank_penalti = 1\n")
+    assert main(["simulate", "-s", "tutorial", "-n", "2", "--threads", "1", "--ruleset", str(partial)]) == 2
+    lines = _error_lines(capsys)
+    assert len(lines) == 2, lines
+    assert "not a complete ruleset" in lines[0] and 'base = "soe"' in lines[0] and "mine.toml" in lines[0]
+    assert "combat.flank_penalti" in lines[1] and "did you mean `flank_penalty`" in lines[1]
+    for cmd in (["fuzz", "-s", "tutorial", "-n", "1"], ["playtest", "-s", "tutorial", "--seed", "1",
+                                                         "--out", str(tmp_path / "p")]):
+        assert main([*cmd, "--ruleset", str(partial)]) == 2
+        assert "not a complete ruleset" in _error_lines(capsys)[0]
+    assert not (tmp_path / "p").exists()
+
+
+def test_complete_ruleset_with_bad_values(tmp_path):
+    from soe_sim.rules import load_rules
+
+    text = (DATA / "rules" / "soe.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace("\nflank_penalty = 2\n", '\nflank_penalty = "two"\n', 1)
+                   .replace("\nhand_limit = 7\n", "\nhand_limt = 7\n", 1)
+                   .replace("\nmax_level = 5\n", "\nmax_level = 0\n", 1)
+                   .replace("\ncavalry_range = 5\n", "\ncavalry_range = -1\n", 1)
+                   .replace("\nhalf_strength_divisor = 2\n", "\nhalf_strength_divisor = 0\n", 1))
+    with pytest.raises(SoeInputError) as err:
+        load_rules(bad)
+    text = "\n".join(str(p) for p in err.value.problems)
+    assert "'combat.flank_penalty': expected integer (got 'two')" in text
+    assert "'cards.hand_limt': unknown rule key" in text and "did you mean `hand_limit`" in text
+    assert "'cards.hand_limit': missing rule key (integer)" in text and "the SoE value is 7" in text
+    assert "'supply.cavalry_range': must be at least 0 (got -1)" in text
+    assert "'combat.half_strength_divisor': must be at least 1 (got 0)" in text
+    assert "'initiative.max_level': must be at least initiative.min_level (1) (got 0)" in text
+    assert all("bad.toml" in p.file for p in err.value.problems)
+
+
+def test_overlay_values_are_range_checked_and_blamed_on_the_overlay(tmp_path):
+    from soe_sim.rules import load_rules
+
+    overlay = tmp_path / "neg.toml"
+    overlay.write_text("[combat]\nflank_penalty = -4\n")
+    with pytest.raises(SoeInputError) as err:
+        load_rules("soe", [overlay])
+    (problem,) = err.value.problems
+    assert problem.file == str(overlay) and problem.field == "combat.flank_penalty" and problem.value == -4
+    assert load_rules("eats")["meta.id"] == "eats"  # the built-in rulesets pass their own checks
+
+
+def test_variant_with_out_of_range_rules(tmp_path, capsys):
+    variant = tmp_path / "v.toml"
+    variant.write_text('name = "v"\ndescription = "x"\n[rules]\ninitiative.max_level = 0\n')
+    assert main(["compare", "-v", str(variant), "-s", "tutorial", "-n", "4"]) == 2
+    assert "initiative.max_level" in _error_lines(capsys)[0]
+    assert main(["validate", str(variant)]) == 2
+    assert "must be at least initiative.min_level" in _error_lines(capsys)[0]
+
+
+def test_validate_checks_rules_and_variants(tmp_path, capsys):
+    assert main(["validate", str(DATA / "rules" / "eats.toml"), *map(str, sorted((DATA / "variants").glob("*.toml")))]) == 0
+    out = capsys.readouterr().out
+    assert "ruleset eats" in out and "variant hmg-deck" in out
+    assert main(["validate"]) == 0
+    assert "rulesets (eats, no-leader-abilities, soe)" in capsys.readouterr().out
+    mine = tmp_path / "mydata"
+    shutil.copytree(DATA, mine)
+    rules = mine / "rules" / "soe.toml"
+    rules.write_text(rules.read_text().replace("\nflank_penalty = 2\n", '\nflank_penalty = "two"\n', 1))
+    assert main(["validate", str(mine)]) == 2
+    lines = _error_lines(capsys)
+    assert len(lines) == 1 and "rules/soe.toml" in lines[0] and "flank_penalty" in lines[0]
+    assert main(["simulate", "-s", str(mine / "scenarios" / "tutorial.toml"), "-n", "2", "--threads", "1"]) == 2
+    assert "flank_penalty" in _error_lines(capsys)[0]
+
+
+def test_playtest_out_under_a_file_fails_before_playing(tmp_path, capsys, monkeypatch):
+    import soe_sim.playtest as pt
+
+    (tmp_path / "afile").write_text("")
+    monkeypatch.setattr(pt, "play_story", lambda *a, **k: pytest.fail("the game was played"))
+    assert main(["playtest", "-s", "tutorial", "--seed", "1", "--out", str(tmp_path / "afile" / "sub")]) == 2
+    assert "is a file, not a directory" in _error_lines(capsys)[0]
+
+
+def test_playtest_header_names_the_simulate_run_of_the_same_game():
+    from soe_sim.playtest import playtest
+
+    text = playtest("tutorial", 1, polish=("balanced", {"attack_threshold": 0.6}), snapshots=False, gif=False).text
+    assert ("row 0 of `soe-sim simulate --scenario tutorial --seed 1 --polish balanced --polish-param "
+            "attack_threshold=0.6 --soviet random`") in text
