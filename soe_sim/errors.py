@@ -29,7 +29,8 @@ class Problem:
             where += f": {self.entry}"
         if self.field:
             where += f": field '{self.field}'"
-        text = f"{where}: {self.message} (got {self.value!r})"
+        # a missing value has nothing to show ("(got None)" would read as a Python repr)
+        text = f"{where}: {self.message}" + ("" if self.value is None else f" (got {self.value!r})")
         if self.suggestion:
             text += f"; {self.suggestion}"
         return text

@@ -236,16 +236,16 @@ class Rules:
         file = self.files[-1]
         if len(thresholds) != len(losses) or len(thresholds) == 0:
             problems.append(
-                Problem(file, "combat", "chart_losses", list(losses),
+                Problem(file, "combat", "chart_losses", losses.tolist(),
                         "must have one entry per chart_min_value entry")
             )
         elif thresholds[0] != c["min_combat_value"] or np.any(np.diff(thresholds) <= 0):
             problems.append(
-                Problem(file, "combat", "chart_min_value", list(thresholds),
+                Problem(file, "combat", "chart_min_value", thresholds.tolist(),
                         "must start at min_combat_value and be strictly increasing")
             )
         if np.any(losses < 0):
-            problems.append(Problem(file, "combat", "chart_losses", list(losses), "must be ≥ 0"))
+            problems.append(Problem(file, "combat", "chart_losses", losses.tolist(), "must be ≥ 0"))
         if problems:
             raise SoeInputError(problems)
         return CombatRules(

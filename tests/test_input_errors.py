@@ -269,3 +269,26 @@ def test_playtest_header_names_the_simulate_run_of_the_same_game():
     text = playtest("tutorial", 1, polish=("balanced", {"attack_threshold": 0.6}), snapshots=False, gif=False).text
     assert ("row 0 of `soe-sim simulate --scenario tutorial --seed 1 --polish balanced --polish-param "
             "attack_threshold=0.6 --soviet random`") in text
+
+
+def test_validate_a_map_without_its_link_table_is_one_problem(tmp_path, capsys):
+    shutil.copy(DATA / "map" / "areas.csv", tmp_path / "areas.csv")
+    assert main(["validate", str(tmp_path / "areas.csv")]) == 2
+    lines = _error_lines(capsys)
+    assert len(lines) == 1 and "links.csv: file not found" in lines[0]  # no "not a neighbour", no "disconnected"
+
+
+def test_scenario_option_given_a_non_toml_file(capsys):
+    assert main(["simulate", "-s", str(DATA / "map" / "areas.csv"), "-n", "2"]) == 2
+    (line,) = _error_lines(capsys)
+    assert "a scenario is a .toml file" in line and "soe-sim scenarios" in line
+
+
+def test_problem_without_a_value_shows_no_python_repr(tmp_path):
+    from soe_sim.rules import load_rules
+
+    text = (DATA / "rules" / "soe.toml").read_text().replace("\nhand_limit = 7\n", "\n", 1)
+    (tmp_path / "r.toml").write_text(text)
+    with pytest.raises(SoeInputError) as err:
+        load_rules(tmp_path / "r.toml")
+    assert "None" not in str(err.value) and "'cards.hand_limit': missing rule key (integer); the SoE value is 7" in str(err.value)

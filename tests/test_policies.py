@@ -253,7 +253,7 @@ def test_unknown_policy_and_param_errors():
         play_game("tutorial", 1, polish="agressive")
     with pytest.raises(SoeInputError, match="did you mean `attack_threshold`"):
         play_game("tutorial", 1, soviet=("balanced", {"atack_threshold": 0.5}))
-    with pytest.raises(SoeInputError, match="must be a number"):
+    with pytest.raises(SoeInputError, match="must be a finite number"):
         resolve_policy(("balanced", {"keep_cards": "many"}))
     with pytest.raises(SoeInputError, match="unknown policy"):
         play_games("tutorial", 2, seed=1, soviet=Policy("cautious"))

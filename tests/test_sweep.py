@@ -209,7 +209,7 @@ def test_partial_runs_grid_growth_and_fingerprint(config, client, reference, tmp
     ref = sw.read_sweep(reference[0])
     pd.testing.assert_frame_equal(games[games["chunk"] < 4].reset_index(drop=True), ref)
     config.write_text(grown.replace("seed = 7", "seed = 8"))
-    with pytest.raises(SoeInputError, match="different seed"):
+    with pytest.raises(SoeInputError, match="different settings \\(seed 7 → 8\\)"):
         sw.run_sweep(config, out, client=client)
     (out / "manifest.json").unlink()  # without the manifest, the chunk files themselves are checked
     with pytest.raises(SoeInputError, match="not written by this sweep"):
@@ -261,3 +261,12 @@ def test_killed_sweep_process_resumes(client, tmp_path):
     ref = sw.run_sweep(cfg, tmp_path / "ref", client=client)
     assert ref["last_run"]["computed"] == 40
     pd.testing.assert_frame_equal(games, sw.read_sweep(tmp_path / "ref"))
+
+
+def test_an_unrelated_non_empty_directory_is_refused(config, tmp_path):
+    out = tmp_path / "home"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(SoeInputError, match="not empty and holds no sweep.*notes.txt"):
+        sw.run_sweep(config, out)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]  # nothing written into it

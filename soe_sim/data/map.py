@@ -401,6 +401,8 @@ def read_map(map_dir: Path, problems: Problems) -> GameMap | None:
             if t not in area_index:
                 problems.add(areas_path, areas_t.entry(i), "fortified_toward", t, "unknown area",
                              did_you_mean(t, area_index))
+            elif not links_t.ok:
+                continue  # no link table to check against (its own problem is reported)
             elif area_index[t] not in neighbour_sets[i]:
                 near = [areas["id"].iat[j] for j in sorted(neighbour_sets[i])]
                 problems.add(areas_path, areas_t.entry(i), "fortified_toward", t,
@@ -409,7 +411,8 @@ def read_map(map_dir: Path, problems: Problems) -> GameMap | None:
             else:
                 fort_pairs.add((i, area_index[t]))
 
-    _check_connected(areas, neighbour_sets, links_path, problems)
+    if links_t.ok:  # without a readable link table every area would be reported as cut off
+        _check_connected(areas, neighbour_sets, links_path, problems)
 
     # --- arrays --------------------------------------------------------------------------------
     adj_indptr, adj_indices, adj_kind = _csr(n, links["ia"], links["ib"], links["kind_code"])

@@ -174,6 +174,9 @@ def _resolve(name_or_path) -> Path:
     if p.suffix == ".toml" or p.exists() or len(p.parts) > 1:
         if not p.exists():
             raise SoeInputError(Problem(str(p), "", "", str(p), "scenario file not found"))
+        if p.is_dir() or p.suffix.lower() != ".toml":
+            raise SoeInputError(Problem(str(p), "", "", str(p), "a scenario is a .toml file (data/scenarios/*.toml)",
+                                        "give a scenario id (soe-sim scenarios) or the path of its TOML file"))
         return p
     paths = {q.stem: q for q in scenario_paths()}
     if str(name_or_path) in paths:

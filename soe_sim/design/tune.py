@@ -209,6 +209,10 @@ class Tuning:
         lines.append(f"  crossing {s['value']:.3f}, 95 % CI [{lo:.3f}, {hi:.3f}]"
                      + ("" if s["bounded"] else " (unbounded: the effect is not significant)")
                      + f"; status {s['status']}")
+        if not (float(s["low"]) <= s["value"] <= float(s["high"])):
+            lines.append(f"  warning: the crossing lies outside the range searched ({_fmt(s['low'])}.."
+                         f"{_fmt(s['high'])}): it is an extrapolation of the fitted curve; widen the range "
+                         f"(--knob NAME=LOW:HIGH) to play values around it")
         for c in s["candidates"]:
             obs = (f"observed {100 * c['rate']:.1f} % [{100 * c['ci_low']:.1f}, {100 * c['ci_high']:.1f}] "
                    f"in {c['games']} games" if c["games"] else "not played")
@@ -303,6 +307,10 @@ def tune(scenario, knob: str, target: float = 0.5, *, low=None, high=None, base=
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < float(target) < 1:
         raise SoeInputError(Problem("--target", "", "", target, "the target win rate must be between 0 and 1",
                                     "e.g. --target 0.5"))
+    if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not float(tol) > 0
+                            or float(tol) != float(tol)):
+        raise SoeInputError(Problem("--tol", "", "", tol, "the interval width to stop at must be a positive number",
+                                    "e.g. --tol 0.1 (in the knob's units)"))
     if side not in ("polish", "soviet"):
         from soe_sim.errors import did_you_mean
 

@@ -95,9 +95,9 @@ def battles_frame(story: Story) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _game_options(scenario_id: str, seed: int, pols: list, ruleset: str = "soe") -> str:
+def _game_options(scenario_id: str, seed: int, pols: list, ruleset: str = "soe", game: int | None = None) -> str:
     """The options shared by ``soe-sim playtest`` and ``soe-sim simulate`` that fix the games played."""
-    cmd = f"--scenario {scenario_id} --seed {seed}"
+    cmd = f"--scenario {scenario_id} --seed {seed}" + ("" if game is None else f" --game {game}")
     if ruleset != "soe":
         cmd += f" --ruleset {ruleset}"
     for flag, p in zip(("--polish", "--soviet"), pols):
@@ -111,7 +111,7 @@ def _game_options(scenario_id: str, seed: int, pols: list, ruleset: str = "soe")
 
 
 def _replay_command(scenario_id: str, seed: int, game: int, pols: list, ruleset: str = "soe") -> str:
-    return f"soe-sim playtest {_game_options(scenario_id, seed, pols, ruleset)} --game {game} --out DIR"
+    return f"soe-sim playtest {_game_options(scenario_id, seed, pols, ruleset, game)} --out DIR"
 
 
 def playtest(scenario, seed: int, *, game: int | None = None, polish="random", soviet="random", out_dir=None,

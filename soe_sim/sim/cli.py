@@ -136,7 +136,8 @@ def simulate_command(scenario, polish, soviet, polish_params, soviet_params, gam
               help="Output directory (partitioned parquet + manifest.json); an existing one is resumed.")
 @click.option("--scheduler", default=None, help="Address of a dask.distributed scheduler [default: a LocalCluster].")
 @click.option("--workers", default=None, type=click.IntRange(min=1), help="LocalCluster workers [one per CPU].")
-@click.option("--threads-per-worker", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--threads-per-worker", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Threads of each LocalCluster worker (each plays one chunk at a time).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [default: when a terminal].")
 def sweep_command(config, out, scheduler, workers, threads_per_worker, fmt, progress) -> None:
@@ -144,6 +145,20 @@ def sweep_command(config, out, scheduler, workers, threads_per_worker, fmt, prog
 
     Finished chunks are written atomically as they arrive; rerunning the same command resumes an
     interrupted sweep without recomputing or duplicating any chunk.
+
+    \b
+    CONFIG (TOML), the least it needs:
+        scenarios = ["tutorial"]
+        games_per_chunk = 200
+        chunks = 8
+        seed = 7
+        [[pairs]]
+        polish = "balanced"
+        soviet = "balanced"
+
+    Optional keys (ruleset, key_cities, trajectories, battles, common_random_numbers, policy
+    parameter grids, [[overlays]] of rule files, inline rules or design variants): the docstring of
+    soe_sim/sim/sweep.py and docs/designer.md.
     """
     from soe_sim.sim.sweep import load_config, run_sweep
 

@@ -614,6 +614,12 @@ def _verify_chunks(out: Path, tasks: list[Task]) -> None:
 def _check_existing(out: Path, cfg: SweepConfig) -> dict | None:
     mp = out / MANIFEST
     if not mp.exists():
+        others = sorted(p.name for p in out.iterdir() if p.name not in TABLES and not p.name.startswith("."))
+        if others:  # a sweep writes games/, trajectories/, battles/ and the manifest: nothing else is ours
+            raise SoeInputError(Problem("--out", "", "", str(out), "the directory is not empty and holds no sweep "
+                                        f"(no {MANIFEST}; it has {', '.join(others[:3])}"
+                                        f"{', …' if len(others) > 3 else ''})",
+                                        "give a new or empty directory, or the --out of an earlier sweep to resume"))
         return None
     try:
         old = json.loads(mp.read_text())
@@ -621,9 +627,13 @@ def _check_existing(out: Path, cfg: SweepConfig) -> dict | None:
         raise SoeInputError(Problem(str(mp), "", "", "", "unreadable sweep manifest",
                                     "remove it (finished chunk files are kept and re-used) or use a new --out")) from None
     if old.get("fingerprint") != cfg.fingerprint():
+        before, now = old.get("config") or {}, cfg.to_dict()
+        keys = ("seed", "games_per_chunk", "ruleset", "key_cities", "trajectories", "battles",
+                "common_random_numbers", "overlays")
+        changed = [f"{k} {before.get(k)!r} → {now.get(k)!r}" for k in keys if k in before and before.get(k) != now.get(k)]
+        what = "; ".join(changed) if changed else "the content of a rule overlay or variant file"
         raise SoeInputError(Problem(str(mp), "", "fingerprint", old.get("fingerprint"),
-                                    "this directory holds a sweep with a different seed, games_per_chunk, rules, "
-                                    "key cities or tables",
+                                    f"this directory holds a sweep with different settings ({what})",
                                     "use a new --out directory (the grid's scenarios, pairs, overlays and chunks "
                                     "may change between runs; what decides a chunk's games may not)"))
     return old

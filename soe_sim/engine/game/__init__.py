@@ -569,17 +569,16 @@ class Policy:
 
         row = DEFAULT_PARAMS[self.id].copy()
         settable = [p for p in PARAMS if p != "slot"]  # the slot is set by play_game for Python policies
-        if self.params and self.name == "random":
-            k = next(iter(self.params))
-            raise SoeInputError(Problem("policy", "random", str(k), self.params[k],
-                                        "the random policy takes no parameters (it reads no features)",
-                                        f"use a scripted policy: {', '.join(_pol.SCRIPTED)}"))
         for k, v in dict(self.params or {}).items():
             key = str(k).strip().lower()
             if key not in settable:
                 hint = did_you_mean(key, settable)
                 raise SoeInputError(Problem("policy", str(self.name), key, k, "unknown policy parameter",
                                             (hint + "; " if hint else "") + f"known parameters: {', '.join(settable)}"))
+            if self.name == "random":
+                raise SoeInputError(Problem("policy", "random", key, v,
+                                            "the random policy takes no parameters (it reads no features)",
+                                            f"use a scripted policy: {', '.join(_pol.SCRIPTED)}"))
             try:
                 value = float(v)
                 if isinstance(v, bool) or not math.isfinite(value):
