@@ -53,11 +53,17 @@ class CombatRules(NamedTuple):
 def _read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            data = tomllib.load(fh)
     except FileNotFoundError:
         raise SoeInputError(Problem(str(path), "", "", str(path), "rules file not found")) from None
     except tomllib.TOMLDecodeError as err:
         raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
+    if isinstance(data.get("rules"), dict) or "name" in data:  # docs/designer.md "Variant files"
+        raise SoeInputError(Problem(str(path), "", "", str(path), "a design variant, not a ruleset or rules overlay",
+                                    "use it with compare / sensitivity / tune (--variant) or as a sweep overlay "
+                                    "(variant = ...); a rules overlay has the tables of data/rules/soe.toml, "
+                                    "e.g. [combat] flank_penalty = 1 with [meta] base = \"soe\""))
+    return data
 
 
 def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Problem],
@@ -296,6 +302,11 @@ def _ruleset_path(name_or_path: str | Path) -> Path:
     path = data_dir() / "rules" / f"{name_or_path}.toml"
     if not path.exists():
         names = builtin_rulesets()
+        if (data_dir() / "variants" / f"{name_or_path}.toml").is_file():
+            raise SoeInputError(Problem(
+                "ruleset", "", "", str(name_or_path), "a design variant, not a ruleset or rules overlay",
+                f"use it with compare / sensitivity / tune (--variant {name_or_path}) or as a sweep overlay "
+                f"(variant = \"{name_or_path}\"); rulesets: {', '.join(names)}"))
         hint = did_you_mean(str(name_or_path), names)
         raise SoeInputError(Problem(
             "ruleset", "", "", str(name_or_path), "unknown ruleset",

@@ -292,3 +292,26 @@ def test_problem_without_a_value_shows_no_python_repr(tmp_path):
     with pytest.raises(SoeInputError) as err:
         load_rules(tmp_path / "r.toml")
     assert "None" not in str(err.value) and "'cards.hand_limit': missing rule key (integer); the SoE value is 7" in str(err.value)
+
+
+def test_a_design_variant_where_rules_are_expected(capsys):
+    variant = str(DATA / "variants" / "flank-1.toml")
+    for cmd in (["odds", "--attacker", "4i", "--defender", "3i", "--rules", variant],
+                ["odds", "--attacker", "4i", "--defender", "3i", "--rules", "flank-1"],
+                ["simulate", "-s", "tutorial", "-n", "2", "--ruleset", variant]):
+        assert main(cmd) == 2
+        (line,) = _error_lines(capsys)
+        assert "a design variant, not a ruleset or rules overlay" in line and "compare" in line, line
+
+
+def test_odds_rules_overlay_changes_the_odds(tmp_path, capsys):
+    overlay = tmp_path / "flank.toml"
+    overlay.write_text("[combat]\nflank_penalty = 0\n")
+    args = ["odds", "--attacker", "2i/2i", "--defender", "4i", "--format", "json"]
+    import json
+
+    assert main(args) == 0
+    base = json.loads(capsys.readouterr().out)["attacker_win"]
+    assert main([*args, "--rules", str(overlay)]) == 0
+    # SoE 7.34: the flank penalty is the defender's, so without it a two-direction attack wins less often
+    assert json.loads(capsys.readouterr().out)["attacker_win"] < base - 0.2

@@ -200,6 +200,7 @@ def test_condition_language(areas):
     ("", ""),
     ("kiev held by romania", "romania"),
     ("__import__('os')", "'"),
+    ("soviet winz", "winz"),  # the word after the side is named, with its suggestion
 ])
 def test_condition_errors_name_the_word_and_list_what_is_understood(text, word, areas):
     with pytest.raises(SoeInputError) as err:
@@ -207,7 +208,9 @@ def test_condition_errors_name_the_word_and_list_what_is_understood(text, word, 
     msg = str(err.value)
     assert msg.startswith("--find")
     assert repr(word) in msg or word in msg
-    if text not in ("kiev held by romania",):
+    if text == "soviet winz":
+        assert "did you mean `wins`" in msg
+    elif text not in ("kiev held by romania",):
         assert "understood" in msg or "e.g." in msg
 
 

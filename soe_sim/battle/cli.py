@@ -113,7 +113,8 @@ def _system_in(args: list[str]) -> str | None:
 
 @click.command("odds", cls=_OddsCommand)
 @click.option("--system", default="soe", show_default=True,
-              help="Combat system: soe (Strike of the Eagle), " + ", ".join(SYSTEMS) + ".")
+              help="Combat system: soe (Strike of the Eagle), " + ", ".join(SYSTEMS) + "; the other systems "
+                   "have their own options (soe-sim odds --system NAME --help).")
 @click.option("--attacker", "attacker", default=None, metavar="SPEC",
               help='Attacking blocks `<SP><arm>[f]`, `,` between blocks, `/` between directions: "4i,4i/3c".')
 @click.option("--defender", "defender", default=None, metavar="SPEC",
@@ -135,7 +136,9 @@ def _system_in(args: list[str]) -> str | None:
               help="Front initiative before the battle: `attacker:N` or `defender:N` (SoE 6.1).")
 @click.option("--deck-polish", default=None, metavar="COMPOSITION", help='Combat-modifier composition "0:5,1:15,2:20,3:10,4:5".')
 @click.option("--deck-soviet", default=None, metavar="COMPOSITION", help="As --deck-polish.")
-@click.option("--rules", "rules_overlays", multiple=True, metavar="TOML", help="Rules overlay file(s) (variants).")
+@click.option("--rules", "rules_overlays", multiple=True, metavar="TOML", help="Rules overlay TOML(s) merged over SoE in order: the tables of data/rules/soe.toml, only the keys "
+                   "changed (e.g. [combat] flank_penalty = 1). Design variants (data/variants) are for compare, "
+                   "sensitivity and tune.")
 @click.option("--mc", default=0, type=int, show_default=True, help="Add a Monte Carlo estimate over N battles.")
 @click.option("--seed", default=None, type=click.IntRange(min=0), help="Seed of the Monte Carlo (≥ 0).")
 @click.option("--threads", default=None, type=int, help="Numba threads (results do not depend on it).")

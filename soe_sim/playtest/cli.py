@@ -5,6 +5,8 @@ policy, a ``--find`` condition not understood) — one line on stderr, nothing w
 """
 from __future__ import annotations
 
+import sys
+
 import click
 
 __all__ = ["register", "playtest_command"]
@@ -39,8 +41,10 @@ __all__ = ["register", "playtest_command"]
 @click.option("--ruleset", default="soe", show_default=True,
               help="Ruleset: soe, eats (The Eagle and the Star, docs/rules.md 'EatS variant') or a rules TOML path.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress messages.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar of the --find search on stderr [default: when a terminal, unless --quiet].")
 def playtest_command(scenario, seed, game, polish, soviet, polish_params, soviet_params, out_dir, find,
-                     search_games, no_snapshots, no_gif, dpi, fps, threads, ruleset, quiet) -> None:
+                     search_games, no_snapshots, no_gif, dpi, fps, threads, ruleset, quiet, progress) -> None:
     """Play one game and write a narrated report a human can follow.
 
     Per phase: cards played and why, orders placed, moves, Recon results, battles with both combat
@@ -59,7 +63,8 @@ def playtest_command(scenario, seed, game, polish, soviet, polish_params, soviet
     try:
         pt = playtest(scenario, seed, game=game, polish=pol, soviet=sov, out_dir=out_dir, find=find,
                       search_games=search_games, snapshots=not no_snapshots, gif=not no_gif, dpi=dpi, fps=fps,
-                      threads=threads, echo=echo, progress=not quiet, ruleset=ruleset)
+                      threads=threads, echo=echo,
+                      progress=(not quiet and sys.stderr.isatty()) if progress is None else progress, ruleset=ruleset)
     except LookupError as err:
         raise click.ClickException(str(err)) from None  # exit code 1
     res = pt.story.result

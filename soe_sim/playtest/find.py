@@ -215,7 +215,13 @@ class _Parser:
                 return ("held", city, self._side(self.take()))
             raise _err(w if w is not None else "the end of the condition",
                        f"expected 'falls' or 'held by <side>' after the city {city!r}", _help())
-        if t in _KEYWORDS or t in SIDES:
+        if t in SIDES:  # "<side> wins", "<side> holds <city>", "<side> <column> <op> <number>"
+            after = ["wins", "holds", "vp"] + [c[: -len(t) - 1] for c in NUMERIC_COLUMNS if c.endswith("_" + t)]
+            hint = did_you_mean(str(nxt), after) if nxt is not None else None
+            raise _err(nxt if nxt is not None else "the end of the condition",
+                       f"expected 'wins', 'holds <city>' or a number column after {t!r}",
+                       hint or f"after a side: {', '.join(after)}")
+        if t in _KEYWORDS:
             raise _err(t, f"misplaced word in {self.text!r}", _help())
         known = list(NUMERIC_COLUMNS) + sorted(self.areas) + sorted(_KEYWORDS) + list(SIDES)
         hint = did_you_mean(t, known)
