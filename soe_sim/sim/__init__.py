@@ -727,14 +727,21 @@ def check_output_path(path, option: str = "--out", suffixes=FRAME_SUFFIXES) -> s
     if os.path.isdir(target):
         raise SoeInputError(Problem(option, "", "", text, "is a directory", f"give a file name such as "
                                     f"{os.path.join(text, 'games' + suffixes[0])}"))
-    parent = os.path.dirname(target)
-    while not os.path.exists(parent):  # the directories write_frame would create
+    _check_creatable(os.path.dirname(target), option, text)  # the directories write_frame would create
+    return text
+
+
+def _check_creatable(directory: str, option: str, text: str) -> None:
+    """``directory`` exists or can be created: its nearest existing ancestor is a writable directory."""
+    import os
+
+    parent = directory
+    while not os.path.exists(parent):
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent):
         raise SoeInputError(Problem(option, "", "", text, f"{parent} is a file, not a directory"))
     if not os.access(parent, os.W_OK | os.X_OK):
         raise SoeInputError(Problem(option, "", "", text, f"cannot write into {parent} (permission denied)"))
-    return text
 
 
 def check_output_dir(path, option: str = "--out") -> Path:
@@ -747,13 +754,7 @@ def check_output_dir(path, option: str = "--out") -> Path:
     target = os.path.abspath(path)
     if os.path.exists(target) and not os.path.isdir(target):
         raise SoeInputError(Problem(option, "", "", str(path), "exists and is not a directory"))
-    parent = target
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise SoeInputError(Problem(option, "", "", str(path), f"{parent} is a file, not a directory"))
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise SoeInputError(Problem(option, "", "", str(path), f"cannot write into {parent} (permission denied)"))
+    _check_creatable(target, option, str(path))
     return path
 
 
