@@ -315,3 +315,16 @@ def test_odds_rules_overlay_changes_the_odds(tmp_path, capsys):
     assert main([*args, "--rules", str(overlay)]) == 0
     # SoE 7.34: the flank penalty is the defender's, so without it a two-direction attack wins less often
     assert json.loads(capsys.readouterr().out)["attacker_win"] < base - 0.2
+
+
+def test_one_bad_roster_value_is_one_problem(tmp_path, capsys):
+    mine = tmp_path / "d"
+    shutil.copytree(DATA, mine)
+    roster = mine / "blocks" / "blocks.csv"
+    lines = roster.read_text().splitlines(keepends=True)
+    row = next(i for i, line in enumerate(lines) if line.startswith("pl-1-legion-id,"))
+    lines[row] = lines[row].replace(",division,4,", ",division,x,", 1)
+    roster.write_text("".join(lines))
+    assert main(["validate", str(mine)]) == 2
+    (line,) = _error_lines(capsys)  # not also "SP above the block's maximum of 0" in every scenario using it
+    assert "max_sp" in line and "'x'" in line

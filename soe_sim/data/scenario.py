@@ -744,6 +744,8 @@ def _block_side(c: _Ctx, where: str, bi: int | None, stated) -> str | None:
 def _sp(c: _Ctx, where: str, bi: int | None, sp) -> int | None:
     """Check a starting SP against 1..max_sp (SoE 2.1); default max_sp."""
     max_sp = int(c.roster.blocks["max_sp"].iat[bi]) if bi is not None else None
+    if max_sp is not None and max_sp < 1:
+        max_sp = None  # the roster row's max_sp was unreadable: its own problem, not this file's
     if sp is None:
         return max_sp
     if not is_int(sp):
