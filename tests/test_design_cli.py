@@ -22,6 +22,8 @@ CASES = [
     (["sensitivity", "-s", "tutorial", "--knob", "rules.combat.flank_penatly=0:3"],
      ["unknown knob", "`rules.combat.flank_penalty`"]),
     (["sensitivity", "-s", "tutorial", "--knob", "rules.combat.flank_penalty=3:0"], ["LOW must be below HIGH"]),
+    (["sensitivity", "-s", "tutorial", "--knob", "rules.combat.flank_penalty=0.5:1.5"],
+     ["takes integers", "e.g. rules.combat.flank_penalty=0:2"]),  # a suggestion that is itself accepted
     (["sensitivity", "-s", "tutorial", "--knob", "rules.combat.flank_penalty"], ["NAME=LOW:HIGH"]),
     (["sensitivity", "-s", "tutorial", "--knob", "scenario.initiative.north.level=1:9"],
      ["scenario", "level", "out of range"]),

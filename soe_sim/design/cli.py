@@ -29,7 +29,8 @@ def _run_options(f):
         click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
                      help="Threads of the local backend (results do not depend on it)."),
         click.option("--chunk-size", default=None, type=click.IntRange(min=1),
-                     help="Games per chunk, the unit of work on Dask [250]."),
+                     help="Games per chunk, the unit of work on Dask [250]. Each chunk has its own seed, so "
+                          "the games played depend on it: keep it (and --seed) to reproduce a run."),
         click.option("--dask", is_flag=True, help="Play the chunks on a dask.distributed LocalCluster."),
         click.option("--scheduler", default=None, metavar="ADDRESS",
                      help="Play the chunks on a running dask scheduler (tcp://HOST:PORT)."),

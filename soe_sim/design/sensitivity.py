@@ -57,8 +57,11 @@ def parse_knob_range(text: str, where: str = "--knob") -> tuple[str, float, floa
 def _values(knob: Knob, lo: float, hi: float, points: int, text: str, where: str) -> list:
     if knob.integer:
         if lo != int(lo) or hi != int(hi):
+            a, b = math.ceil(lo), math.floor(hi)
+            if a >= b:  # no two integers inside: the nearest range around it
+                a, b = math.floor(lo), math.ceil(hi)
             raise SoeInputError(Problem(where, "", "", text, f"{knob.name} takes integers",
-                                        f"e.g. {knob.name}={math.ceil(lo)}:{math.floor(hi)}"))
+                                        f"e.g. {knob.name}={a}:{b}"))
         vals = sorted({int(round(v)) for v in np.linspace(lo, hi, points)})
     else:
         vals = [float(v) for v in np.linspace(lo, hi, points)]
