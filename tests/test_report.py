@@ -265,3 +265,21 @@ def test_chromium_setup_script_exists():
     assert script.is_file() and os.access(script, os.X_OK)
     assert "apt-get install -y chromium" in script.read_text()
     assert shutil.which("bash")
+
+
+def test_report_under_another_ruleset(tmp_path, capsys):
+    """Every game of the report is played under --ruleset, and the page and summary say so."""
+    from soe_sim.cli import main
+    from soe_sim.sim import simulate
+
+    out = tmp_path / "eats"
+    assert main(["report", "balance", "-s", SC, "-n", "12", "-p", "random", "--ruleset", "eats", "--sample-games",
+                 "4", "--threads", "1", "--no-progress", "--out", str(out)]) == 0
+    assert "under The Eagle and the Star" in capsys.readouterr().out
+    html = (out / "index.html").read_text()
+    assert "rules The Eagle and the Star" in html and "--ruleset eats" in html
+    games = pd.read_parquet(out / "games.parquet")
+    ref = simulate(SC, "random", "random", games=12, seed=0, threads=1, ruleset="eats")
+    assert games["vp"].tolist() == ref["vp"].tolist() and games["winner"].tolist() == ref["winner"].tolist()
+    assert main(["report", "balance", "-s", SC, "-n", "4", "--ruleset", "eat", "--out", str(tmp_path / "x")]) == 2
+    assert "did you mean `eats`" in capsys.readouterr().err and not (tmp_path / "x").exists()

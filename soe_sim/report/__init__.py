@@ -687,7 +687,8 @@ def summary_lines(report: BalanceReport) -> list[str]:
     play = f"{h[0]} play on both sides" if h[0] == h[1] else f"{h[0]} Polish and {h[1]} Soviet play"
     who = SIDE_PLURALS[lead]
     first = (f"{who[0].upper() + who[1:]} win {_pm(m[lead + '_win'], lo, hi)} with {play} "
-             f"(95 % Wilson interval {100 * lo:.1f}–{100 * hi:.1f} %; {n:,} games of {meta['scenario']}, seed "
+             f"(95 % Wilson interval {100 * lo:.1f}–{100 * hi:.1f} %; {n:,} games of {meta['scenario']}"
+             f"{'' if meta.get('ruleset', 'soe') == 'soe' else ' under ' + meta.get('ruleset_name', '')}, seed "
              f"{meta['seed']}).")
     lines.append(first)
     if m["favoured"]:
@@ -749,7 +750,7 @@ def _final_vp(games: pd.DataFrame) -> pd.DataFrame:
 def balance_report(scenario=DEFAULT_SCENARIO, games: int = DEFAULT_GAMES, policies=None, seed: int = 0,
                    out_dir=None, threads: int | None = None, progress: bool = False, *,
                    matrix_games: int | None = None, sample_games: int | None = None, headline=None,
-                   key_cities="vp") -> BalanceReport:
+                   key_cities="vp", ruleset=None) -> BalanceReport:
     """Play the policy matrix of ``scenario`` and compute the balance report.
 
     Parameters
@@ -779,13 +780,16 @@ def balance_report(scenario=DEFAULT_SCENARIO, games: int = DEFAULT_GAMES, polici
         against itself when played, else the first policy against itself).
     key_cities : "vp", "key" or list of area ids
         Cities tracked at the end: every VP city (``"vp"``, default) or the 2-VP key cities (``"key"``).
+    ruleset : str or path, optional
+        ``"soe"`` (default), ``"eats"`` (The Eagle and the Star) or a rules TOML path: every game of the
+        report is played under it, and the page names it.
     """
     from soe_sim.engine.game import game_setup
     from soe_sim.sim import key_city_ids, simulate
 
     if not isinstance(scenario, str):
         raise SoeInputError(Problem("--scenario", "", "", scenario, "a scenario id is expected"))
-    game_setup(scenario)  # unknown id: SoeInputError with a suggestion (the set-up is cached for below)
+    setup = game_setup(scenario, ruleset)  # unknown id or ruleset: SoeInputError with a suggestion
     games = _check_int(games, "--games", 1)
     seed = _check_int(seed, "--seed", 0)
     matrix_games = games if matrix_games is None else _check_int(matrix_games, "--matrix-games", 1)
@@ -805,7 +809,6 @@ def balance_report(scenario=DEFAULT_SCENARIO, games: int = DEFAULT_GAMES, polici
         if h not in pols:
             raise SoeInputError(Problem("--headline", "", "", h, "the headline policy is not among --policies",
                                         f"policies: {', '.join(pols)}"))
-    setup = game_setup(scenario)
     if key_cities == "vp":
         kc = [str(a) for a in setup.game_map.areas.loc[setup.game_map.areas["vp"] > 0, "id"]]
     elif key_cities == "key":
@@ -819,7 +822,7 @@ def balance_report(scenario=DEFAULT_SCENARIO, games: int = DEFAULT_GAMES, polici
     pairs.sort(key=lambda ps: ps != headline)  # headline first
     for p, s in pairs:
         n = games if (p, s) == headline else matrix_games
-        res = simulate(scenario, p, s, games=n, seed=seed, threads=threads, trajectories=True, battles=True,
+        res = simulate(setup, p, s, games=n, seed=seed, threads=threads, trajectories=True, battles=True,
                        key_cities=kc, progress=progress)
         parts.append(res.games)
         trajs.append(res.trajectories)
@@ -860,6 +863,8 @@ def balance_report(scenario=DEFAULT_SCENARIO, games: int = DEFAULT_GAMES, polici
 
     meta = {
         "scenario": scenario, "scenario_name": str(getattr(setup.scenario, "name", scenario)),
+        "ruleset": str(setup.rules["meta.id"]), "ruleset_name": str(setup.rules.name),
+        "ruleset_arg": None if ruleset is None else str(ruleset),
         "games": games, "matrix_games": matrix_games, "sample_games": sample_games, "seed": seed,
         "policies": pols, "registry": default_policies(),
         "headline": list(headline), "pairs": len(pairs), "total_games": int(len(all_games)),

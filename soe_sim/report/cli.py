@@ -18,7 +18,8 @@ def report_group() -> None:
 
 
 @report_group.command("balance")
-@click.option("--scenario", "-s", default="kiev-offensive", show_default=True, help="Scenario id (soe-sim scenarios).")
+@click.option("--scenario", "-s", default="kiev-offensive", show_default=True,
+              help="Scenario id (soe-sim scenarios) or TOML path.")
 @click.option("--games", "-n", default=1000, show_default=True, type=click.IntRange(min=1),
               help="Games of the headline pairing (and of every pairing unless --matrix-games).")
 @click.option("--matrix-games", default=None, type=click.IntRange(min=1),
@@ -36,9 +37,12 @@ def report_group() -> None:
               help="Threads [default: every CPU]; results do not depend on it.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output directory: index.html and the CSV / parquet files.")
+@click.option("--ruleset", default=None,
+              help="Ruleset: soe [default], eats (The Eagle and the Star, docs/rules.md 'EatS variant') or a rules "
+                   "TOML path; every game of the report is played under it.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr [default: when a terminal].")
 def balance_command(scenario, games, matrix_games, policies, headline, sample_games, seed, threads, out_dir,
-                    progress) -> None:
+                    ruleset, progress) -> None:
     """Balance report: win rates with 95 % Wilson intervals, the policy × policy matrix, balance metrics
     (balance, side advantage, drawishness, length, lead changes, decisiveness), VP distribution and fan
     chart, key cities held at the end on the map, battles, eliminations by cause and card use.
@@ -50,7 +54,8 @@ def balance_command(scenario, games, matrix_games, policies, headline, sample_ga
     if progress is None:
         progress = sys.stderr.isatty()
     rep = balance_report(scenario, games=games, policies=policies, seed=seed, out_dir=out_dir, threads=threads,
-                         progress=progress, matrix_games=matrix_games, sample_games=sample_games, headline=headline)
+                         progress=progress, matrix_games=matrix_games, sample_games=sample_games, headline=headline,
+                         ruleset=ruleset)
     for line in rep.summary:
         click.echo(line)
     m = rep.meta

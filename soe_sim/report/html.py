@@ -672,12 +672,13 @@ offered by the engine's card phase yet (docs/rules.md, engine reading G3), so th
     # --- data ------------------------------------------------------------------------------------------
     files = sorted(f for f in (rep.files or {}) if f != "index.html")
     flist = "".join(f'<li><a href="{_e(f)}"><code>{_e(f)}</code></a></li>' for f in files) or "<li>(not written)</li>"
+    rs_opt = f" --ruleset {_e(meta['ruleset_arg'])}" if meta.get("ruleset_arg") else ""
     parts.append(f"""<section id="data"><h2>Data files</h2>
 <p class="src">Next to this page. <code>games.parquet</code>: one row per game of every pairing (soe_sim.simulate
 columns); <code>trajectories.parquet</code>: VP after every phase; <code>battles.parquet</code>: one row per battle;
 <code>sample_*.csv</code>: the event sample; the other CSV files are the tables of this page; <code>metrics.json</code>:
 the headline metrics and the run's settings.</p><ul class="files">{flist}</ul>
-<p class="src">Reproduce: <code>soe-sim report balance --scenario {_e(meta['scenario'])} --games {meta['games']}
+<p class="src">Reproduce: <code>soe-sim report balance --scenario {_e(meta['scenario'])}{rs_opt} --games {meta['games']}
 --matrix-games {meta['matrix_games']} --sample-games {sample_n} --policies {_e(','.join(pols))} --seed {meta['seed']}
 --out DIR</code>. Game <i>i</i> of a pairing is <code>play_game("{_e(meta['scenario'])}", seed=({meta['seed']}, i),
 polish=…, soviet=…)</code>; results do not depend on the thread count.</p></section>""")
@@ -708,7 +709,8 @@ encirclement / leader and the SoE 9.0 leader orders given are columns of the sim
 
     nav = "".join(f'<a href="#{sid}">{_e(title)}</a>' for sid, title in SECTIONS)
     hdr_meta = (f"Scenario <b>{_e(meta['scenario_name'])}</b> (<code style='background:none;color:white'>"
-                f"{_e(meta['scenario'])}</code>) · policies {_e(', '.join(pols))} · headline {_e(hname)} · "
+                f"{_e(meta['scenario'])}</code>) · rules {_e(meta.get('ruleset_name', 'Strike of the Eagle'))} · "
+                f"policies {_e(', '.join(pols))} · headline {_e(hname)} · "
                 f"{meta['total_games']:,} games in all · seed {meta['seed']} · event sample {sample_n:,} games · "
                 f"soe_sim {_e(meta.get('soe_sim_version', '?'))} · {_e(meta.get('created', ''))}")
     return f"""<!DOCTYPE html>

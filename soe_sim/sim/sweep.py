@@ -23,7 +23,7 @@ A sweep config (TOML) names the grid::
 
     [[overlays]]                      # optional; without any, one overlay "base" (the ruleset as is)
     name = "gv3"
-    files = ["variants/gv3.toml"]     # rule overlay TOMLs, relative to the config file
+    files = ["rules/gv3.toml"]        # rules overlays (tables of data/rules/soe.toml), relative to the config
     [overlays.rules]                  # and/or inline rule keys
     combat.great_victory_losses = 3
     [[overlays]]                      # or a designer variant file (decks, scenario values too;
