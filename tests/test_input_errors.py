@@ -328,3 +328,13 @@ def test_one_bad_roster_value_is_one_problem(tmp_path, capsys):
     assert main(["validate", str(mine)]) == 2
     (line,) = _error_lines(capsys)  # not also "SP above the block's maximum of 0" in every scenario using it
     assert "max_sp" in line and "'x'" in line
+
+
+def test_variant_changing_an_entry_of_a_list_the_scenario_lacks(tmp_path, capsys):
+    variant = tmp_path / "obj.toml"
+    variant.write_text('name = "o"\ndescription = "x"\n[scenario]\nobjective.0.vp = 3\n')
+    assert main(["compare", "-v", str(variant), "-s", "tutorial", "-n", "4"]) == 2  # tutorial has no objective
+    (line,) = _error_lines(capsys)
+    assert "no objective list here" in line and "[[scenario.objective]]" in line
+    assert main(["compare", "-v", str(variant), "-s", "kiev-offensive", "-n", "2", "--format", "json"]) == 0
+    capsys.readouterr()

@@ -344,6 +344,11 @@ def merge_checked(base, overlay: dict, file: str, section: str, problems: list, 
                                             or (f"known keys here: {', '.join(sorted(set(map(str, choices))))}"
                                                 if choices else None)))
                     continue
+                if isinstance(value, dict) and value and all(_is_index(x) for x in value):
+                    problems.append(Problem(file, where, dotted, "{…}",
+                                            f"there is no {key} list here to change an entry of (this scenario has "
+                                            f"none)", f"give the whole list: [[{section}.{dotted}]] tables"))
+                    continue
                 base[key] = copy.deepcopy(value)
                 continue
             cur = base[key]
