@@ -58,12 +58,23 @@ def _read_toml(path: Path) -> dict:
         raise SoeInputError(Problem(str(path), "", "", str(path), "rules file not found")) from None
     except tomllib.TOMLDecodeError as err:
         raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
-    if isinstance(data.get("rules"), dict) or "name" in data:  # docs/designer.md "Variant files"
+    if is_variant_doc(data):
         raise SoeInputError(Problem(str(path), "", "", str(path), "a design variant, not a ruleset or rules overlay",
                                     "use it with compare / sensitivity / tune (--variant) or as a sweep overlay "
                                     "(variant = ...); a rules overlay has the tables of data/rules/soe.toml, "
                                     "e.g. [combat] flank_penalty = 1 with [meta] base = \"soe\""))
     return data
+
+
+def is_variant_doc(doc: dict) -> bool:
+    """Whether a parsed TOML is a design variant (docs/designer.md "Variant files": a top-level
+    ``name`` or ``[rules]``), which a ruleset or rules overlay never has."""
+    return "rules" in doc or "name" in doc
+
+
+def rule_tables() -> tuple[str, ...]:
+    """The tables of a ruleset (``combat``, ``initiative``, …; not ``meta``), from the schema."""
+    return tuple(k for k, v in _schema().items() if isinstance(v, dict) and k != "meta")
 
 
 def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Problem],

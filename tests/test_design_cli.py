@@ -38,7 +38,8 @@ CASES = [
     (["tune", "-s", "tutorial", "--knob", "scenario.vp", "--base", "flank-2"], ["error: --base:", "`flank-1`"]),
     (["compare", "-s", "tutorial", "-v", "flank-1", "--polish", "balanced", "--polish-param", "attack_threshold=2"],
      ["from 0 to 1"]),
-    (["compare", "-s", "tutorial", "-v", "flank-1", "--polish-param", "attack_threshold=0.6"], ["random policy takes no"]),
+    (["compare", "-s", "tutorial", "-v", "flank-1", "--polish-param", "attack_threshold=0.6"],
+     ["random policy takes no"]),
 ]
 
 

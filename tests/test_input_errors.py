@@ -238,7 +238,8 @@ def test_variant_with_out_of_range_rules(tmp_path, capsys):
 
 
 def test_validate_checks_rules_and_variants(tmp_path, capsys):
-    assert main(["validate", str(DATA / "rules" / "eats.toml"), *map(str, sorted((DATA / "variants").glob("*.toml")))]) == 0
+    variants = [str(p) for p in sorted((DATA / "variants").glob("*.toml"))]
+    assert main(["validate", str(DATA / "rules" / "eats.toml"), *variants]) == 0
     out = capsys.readouterr().out
     assert "ruleset eats" in out and "variant hmg-deck" in out
     assert main(["validate"]) == 0
@@ -291,7 +292,8 @@ def test_problem_without_a_value_shows_no_python_repr(tmp_path):
     (tmp_path / "r.toml").write_text(text)
     with pytest.raises(SoeInputError) as err:
         load_rules(tmp_path / "r.toml")
-    assert "None" not in str(err.value) and "'cards.hand_limit': missing rule key (integer); the SoE value is 7" in str(err.value)
+    text = str(err.value)
+    assert "None" not in text and "'cards.hand_limit': missing rule key (integer); the SoE value is 7" in text
 
 
 def test_a_design_variant_where_rules_are_expected(capsys):

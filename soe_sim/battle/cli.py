@@ -136,7 +136,8 @@ def _system_in(args: list[str]) -> str | None:
               help="Front initiative before the battle: `attacker:N` or `defender:N` (SoE 6.1).")
 @click.option("--deck-polish", default=None, metavar="COMPOSITION", help='Combat-modifier composition "0:5,1:15,2:20,3:10,4:5".')
 @click.option("--deck-soviet", default=None, metavar="COMPOSITION", help="As --deck-polish.")
-@click.option("--rules", "rules_overlays", multiple=True, metavar="TOML", help="Rules overlay TOML(s) merged over SoE in order: the tables of data/rules/soe.toml, only the keys "
+@click.option("--rules", "rules_overlays", multiple=True, metavar="TOML",
+              help="Rules overlay TOML(s) merged over SoE in order: the tables of data/rules/soe.toml, only the keys "
                    "changed (e.g. [combat] flank_penalty = 1). Design variants (data/variants) are for compare, "
                    "sensitivity and tune.")
 @click.option("--mc", default=0, type=int, show_default=True, help="Add a Monte Carlo estimate over N battles.")

@@ -110,10 +110,6 @@ def _validate_variant(path: Path, problems: Problems) -> str:
     return f"{display_path(path)}: variant {variant.name}"
 
 
-_RULE_TABLES = ("combat", "initiative", "cards", "orders", "movement", "stacking", "supply", "rail", "blocks",
-                "reinforcement", "garrison", "vp", "victory", "internment", "round", "leaders")
-
-
 def _validate_one(path: Path, problems: Problems) -> str:
     """Validate one path, appending problems; return the ok-summary text."""
     if path.is_dir():
@@ -153,9 +149,11 @@ def _validate_one(path: Path, problems: Problems) -> str:
         if doc is None:
             read_toml(path, problems)  # record the syntax error
             return ""
-        if path.parent.name == "variants" or "rules" in doc or "name" in doc:  # top-level name: a variant
+        from soe_sim.rules import is_variant_doc, rule_tables
+
+        if path.parent.name == "variants" or is_variant_doc(doc):
             return _validate_variant(path, problems)
-        if path.parent.name == "rules" or "meta" in doc or any(t in doc for t in _RULE_TABLES):
+        if path.parent.name == "rules" or "meta" in doc or any(t in doc for t in rule_tables()):
             return _validate_rules(path, problems)
     problems.add(path, "", "", name, "don't know how to validate this file: expected a data directory, "
                  "a scenario TOML, areas.csv, links.csv, grid.toml, blocks.csv, leaders.toml, polish.csv "

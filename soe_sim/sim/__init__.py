@@ -26,6 +26,7 @@ import json
 import math
 import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -716,8 +717,6 @@ def check_output_path(path, option: str = "--out", suffixes=FRAME_SUFFIXES) -> s
     :class:`~soe_sim.errors.SoeInputError` naming the option: a suffix other than ``suffixes``, an
     existing directory, or a parent that is a file or not writable. Checked before any game is
     played, so a long run never ends in a write error."""
-    import os
-
     text = str(path)
     suffix = os.path.splitext(text)[1].lower()
     if suffix not in suffixes:
@@ -733,8 +732,6 @@ def check_output_path(path, option: str = "--out", suffixes=FRAME_SUFFIXES) -> s
 
 def _check_creatable(directory: str, option: str, text: str) -> None:
     """``directory`` exists or can be created: its nearest existing ancestor is a writable directory."""
-    import os
-
     parent = directory
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)
@@ -748,8 +745,6 @@ def check_output_dir(path, option: str = "--out") -> Path:
     """``path`` when a directory exists or could be created there, else a
     :class:`~soe_sim.errors.SoeInputError` naming the option: an existing file, a parent that is a
     file, or a parent that is not writable. Checked before the work starts."""
-    import os
-
     path = Path(path)
     target = os.path.abspath(path)
     if os.path.exists(target) and not os.path.isdir(target):
@@ -761,8 +756,6 @@ def check_output_dir(path, option: str = "--out") -> Path:
 def check_output_paths(outputs) -> None:
     """:func:`check_output_path` of every ``(path, option)`` of ``outputs`` whose path is set, and no
     two options naming the same file."""
-    import os
-
     seen: dict[str, str] = {}
     for path, option in outputs:
         if not path:
@@ -780,9 +773,6 @@ def write_frames(frames) -> None:
     target, and only when every one is written are they renamed into place (a failure removes the
     temporary files and leaves no output). ``.csv`` paths get CSV, the others parquet; a bad path is
     a one-line input error."""
-    import os
-    import uuid
-
     done: list[tuple[str, str]] = []
     try:
         for df, path, option in frames:
@@ -791,7 +781,8 @@ def write_frames(frames) -> None:
             try:
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 # a fresh name beside the target (created by the writer, so with the usual permissions)
-                tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{uuid.uuid4().hex[:8]}.part")
+                tmp = os.path.join(os.path.dirname(target),
+                                   f".{os.path.basename(target)}.{uuid.uuid4().hex[:8]}.part")
                 done.append((tmp, target))
                 if target.lower().endswith(".csv"):
                     df.to_csv(tmp, index=False)
@@ -800,7 +791,8 @@ def write_frames(frames) -> None:
                     frame.attrs = {}
                     frame.to_parquet(tmp, index=False)
             except OSError as err:
-                raise SoeInputError(Problem(option, "", "", str(path), f"cannot write: {err.strerror or err}")) from None
+                raise SoeInputError(Problem(option, "", "", str(path),
+                                            f"cannot write: {err.strerror or err}")) from None
         for tmp, target in done:
             os.replace(tmp, target)
         done = []

@@ -630,7 +630,8 @@ def _check_existing(out: Path, cfg: SweepConfig) -> dict | None:
         before, now = old.get("config") or {}, cfg.to_dict()
         keys = ("seed", "games_per_chunk", "ruleset", "key_cities", "trajectories", "battles",
                 "common_random_numbers", "overlays")
-        changed = [f"{k} {before.get(k)!r} → {now.get(k)!r}" for k in keys if k in before and before.get(k) != now.get(k)]
+        changed = [f"{k} {before.get(k)!r} → {now.get(k)!r}" for k in keys
+                   if k in before and before.get(k) != now.get(k)]
         what = "; ".join(changed) if changed else "the content of a rule overlay or variant file"
         raise SoeInputError(Problem(str(mp), "", "fingerprint", old.get("fingerprint"),
                                     f"this directory holds a sweep with different settings ({what})",

@@ -563,9 +563,9 @@ class Policy:
 
     def row(self) -> np.ndarray:
         """The float64 (N_PARAMS,) parameter row: the policy's defaults with the overrides."""
-        from soe_sim.errors import Problem, SoeInputError, did_you_mean
-
         import math
+
+        from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
         row = DEFAULT_PARAMS[self.id].copy()
         settable = [p for p in PARAMS if p != "slot"]  # the slot is set by play_game for Python policies
@@ -591,8 +591,9 @@ class Policy:
                     or (whole and value != int(value))):
                 span = f"{'a whole number ' if whole else ''}" + (
                     f"from {low} to {high}" if high is not None else f"at least {low}")
+                default = DEFAULT_PARAMS[self.id][PARAMS.index(key)]
                 raise SoeInputError(Problem("policy", str(self.name), key, v, f"must be {span}",
-                                            f"default {DEFAULT_PARAMS[self.id][PARAMS.index(key)]:g}; see docs/policies.md"))
+                                            f"default {default:g}; see docs/policies.md"))
             row[PARAMS.index(key)] = value
         if self.omniscient:
             row[_pol.P_OMNISCIENT] = 1.0

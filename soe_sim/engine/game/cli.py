@@ -59,9 +59,9 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step
             load_scenario(s)  # raises SoeInputError (exit 2) for an unknown id
             ids.append(s)
     kw = {"ruleset": ruleset} if ruleset != "soe" else {}
+    bar = every_step and bool(sys.stderr.isatty() if progress is None else progress)
     reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads,
-                    every_step=every_step, progress=every_step and bool(sys.stderr.isatty() if progress is None else progress),
-                    **kw)
+                    every_step=every_step, progress=bar, **kw)
                for sid in ids]
     failed = any(r["violations"] or r["crashes"] for r in reports)
     if fmt == "json":

@@ -50,7 +50,8 @@ from soe_sim.engine.state import STATUS
 
 __all__ = [
     "DECISION", "POLICY_RANDOM", "POLICY_AGGRESSIVE", "POLICY_DEFENSIVE", "POLICY_BALANCED", "POLICY_PYTHON",
-    "POLICY_IDS", "SCRIPTED", "PARAMS", "PARAM_DOCS", "PARAM_RANGES", "N_PARAMS", "DEFAULT_PARAMS", "FEATURES", "N_FEAT",
+    "POLICY_IDS", "SCRIPTED", "PARAMS", "PARAM_DOCS", "PARAM_RANGES", "N_PARAMS", "DEFAULT_PARAMS", "FEATURES",
+    "N_FEAT",
     "PolicySet", "choose_nb", "choose_option_nb", "score_options_nb", "random_policy_nb", "policy_id",
     "default_params",
 ]
