@@ -67,6 +67,29 @@ def test_event_tracking_agrees_with_positions(game_index):
     assert story.tracking_mismatches == 0
 
 
+def test_leader_orders_advances_and_battle_choices_are_tracked_and_told():
+    """Kiev Offensive (leaders, SoE 9.0) with balanced play: every leader order, advance after a battle
+    (7.43), choice among equal battles (7.4), lost leader and battle gets its line, and the advances keep
+    the tracked map equal to the one recorded after every phase (they were once neither told nor tracked)."""
+    seen = dict.fromkeys(("leader_order", "advance", "battle_chosen", "leader_lost"), 0)
+    for game_index in range(4):
+        story, _, result = play_story("kiev-offensive", 3, game_index, polish="balanced", soviet="balanced")
+        assert story.tracking_mismatches == 0, game_index
+        text = narrate(story, snapshot_dir=None)
+        kinds = result.events["kind"].value_counts()
+        # every battle under its own heading: Stalin's Reorganize executed at once (9.0) once filed the rest of
+        # the phase, battles included, under "Reorganize and rail" (game 2)
+        assert len(re.findall(r"^- \*\*Battle of ", text, flags=re.M)) == int(kinds.get("battle", 0)), game_index
+        for kind, pattern in (("leader_order", r"^- (Polish|Soviet) leader .+ gives an? .+ order at .+ \(.+; SoE 9\.0\)\.$"),
+                              ("advance", r"^  - (Polish|Soviet) .+ goes back .+ → .+ after the battle \(SoE 7\.43\)\.$"),
+                              ("battle_chosen", r"^- (Polish|Soviet) \(initiative\) chooses the battle of .+ \(SoE 7\.4\)\.$"),
+                              ("leader_lost", r"^  - (Polish|Soviet) leader .+ is (killed|captured) at .+ \(SoE 9\.0\)\.$")):
+            n = int(kinds.get(kind, 0))
+            assert len(re.findall(pattern, text, flags=re.M)) == n, (game_index, kind)
+            seen[kind] += n
+    assert all(seen.values()), seen  # the four games exercise every kind
+
+
 # --------------------------------------------------------------------------------------------------
 # Narration
 

@@ -20,6 +20,7 @@ from soe_sim.engine.cards.nb import (
     USE_REACTION,
 )
 from soe_sim.engine.game import CAUSE, EVENT, AbortReason, Cause
+from soe_sim.engine.game.nb import LEADER_CAPTURED, LEADER_KILLED
 from soe_sim.engine.orders import OrderType
 from soe_sim.engine.orders.nb import REMOVED, WD_BLOCKED, WD_NONE, WD_OK
 from soe_sim.engine.state import STATUS
@@ -39,6 +40,7 @@ from soe_sim.playtest.story import (
 
 __all__ = ["narrate", "battle_line", "order_name", "signed_vp", "card_effect"]
 
+_WINDOWS = {0: "before the forced marches", 1: "before the moves", 2: "before the battles", 3: "after the battles"}
 _GROUPS = {1: "forced marches", 2: "Recon", 3: "moves", 4: "Withdraw", 5: "Reorganize", 6: "Rail Transport"}
 _CAUSES = {CAUSE.BATTLE: "battle", CAUSE.SUPPLY: "out of supply", CAUSE.STACKING: "overstacked",
            CAUSE.CONTROL: "control", CAUSE.OBJECTIVE: "objective", CAUSE.REINFORCEMENT: "reinforcement",
@@ -158,6 +160,22 @@ def _event_text(story: Story, e) -> str | None:
         return f"{_side(s)} {n.block(b)} goes by rail {n.area(a)} → {n.area(a2)}."
     if k == EVENT.PINNED:
         return f"{_side(s)} {n.block(b)} is pinned at {n.area(a)} (SoE 7.32)."
+    if k == EVENT.LEADER_ORDER:
+        window = _WINDOWS.get(v2, f"window {v2}")
+        return (f"{_side(s)} leader {n.block(b)} at {n.area(a2)} gives a {order_name(v)} order at {n.area(a)} "
+                f"({window}; SoE 9.0).")
+    if k == EVENT.LEADER_LOST:
+        fate = {LEADER_KILLED: "is killed", LEADER_CAPTURED: "is captured"}.get(v, "is lost")
+        return f"{_side(s)} leader {n.block(b)} {fate} at {n.area(a)}{_cause(v2)} (SoE 9.0)."
+    if k == EVENT.BATTLE_CHOSEN:
+        return (f"{_side(s)} (initiative) chooses the battle of {n.area(a)} to go first among {v2} battles of "
+                f"{v} block{'s' if v != 1 else ''} (SoE 7.4).")
+    if k == EVENT.ADVANCE:
+        return f"{_side(s)} {n.block(b)} goes back {n.area(a)} → {n.area(a2)} after the battle (SoE 7.43)."
+    if k == EVENT.RIVALRY:
+        return f"{n.area(a)}'s cubes go to the {_side(s)} commander of the {front_name(v)} front (SoE 10.2)."
+    if k == EVENT.ORDER_CHOSEN:
+        return None  # the side's choice of its next order (7.3, G8) shows in the order of the moves that follow
     if k == EVENT.ORDER_DONE:
         if v2 == REMOVED:
             return f"{_side(s)} {order_name(v)} order at {n.area(a)} is not carried out (marker returned)."
@@ -358,7 +376,7 @@ def _battle_details(story: Story, bt: BattleStory) -> list[str]:
         if isinstance(e, VPStory) or record_kind(e) in (
                 EVENT.BLOCK_LOSS, EVENT.BLOCK_REMOVED, EVENT.BLOCK_MOVED, EVENT.BLOCK_PLACED, EVENT.GARRISON_REMOVED,
                 EVENT.GARRISON_PLACED, EVENT.INITIATIVE, EVENT.CARD_PLAYED, EVENT.CARD_EVENT, EVENT.CARDS_DRAWN,
-                EVENT.CONTROL):
+                EVENT.CONTROL, EVENT.LEADER_LOST, EVENT.ADVANCE):
             t = _item_text(story, e)
             if t:
                 lines.append(t)

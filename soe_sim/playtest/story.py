@@ -264,6 +264,9 @@ class _Tracker:
         if k == EVENT.BLOCK_MOVED:
             self.area[b] = a2
             return (s, a, a2, "retreat" if v2 == CAUSE.BATTLE else "other")
+        if k == EVENT.ADVANCE:  # SoE 7.43 (E-B6): area = the battle, area2 = where the block goes back to
+            self.area[b] = a2
+            return (s, a, a2, "advance")
         if k in (EVENT.BLOCK_PLACED, EVENT.REINFORCEMENT_ARRIVED, EVENT.BUILD):
             self.area[b] = a
             self.sp[b] = v
@@ -313,9 +316,9 @@ def _stage_of(e, phase: int) -> int | None:
         return ST_PLACED if v == 0 else (ST_EXECUTED if v <= 4 else ST_REORG)
     if k == EVENT.ORDER_PLACED:
         return ST_PLACED
-    if k in (EVENT.MOVE, EVENT.RECON, EVENT.WITHDRAW, EVENT.PINNED):
+    if k in (EVENT.MOVE, EVENT.RECON, EVENT.WITHDRAW, EVENT.PINNED, EVENT.LEADER_ORDER):
         return ST_EXECUTED
-    if k in _BATTLE_KINDS:
+    if k in _BATTLE_KINDS or k in (EVENT.BATTLE_CHOSEN, EVENT.ADVANCE):
         return ST_BATTLES
     if k in (EVENT.REORGANIZED, EVENT.RAIL):
         return ST_REORG
@@ -324,7 +327,7 @@ def _stage_of(e, phase: int) -> int | None:
         return ST_END_PHASE
     if k == EVENT.CONTROL:
         return ST_END_PHASE if phase != PHASE_REINFORCEMENT else None
-    if k in (EVENT.COMBINE, EVENT.STRENGTHEN, EVENT.BUILD, EVENT.CUBES_DROPPED):
+    if k in (EVENT.COMBINE, EVENT.STRENGTHEN, EVENT.BUILD, EVENT.CUBES_DROPPED, EVENT.RIVALRY):
         return ST_REINF
     if k == EVENT.GARRISON_PLACED and int(e["value2"]) == CAUSE.REINFORCEMENT:
         return ST_REINF
@@ -399,6 +402,7 @@ def build_story(result, setup) -> Story:
     pos_blocks: list = []
     pos_seen = False
     area_ctrl = area_gar = None
+    prev_kind = -1  # the kind of the last record filed (detail records aside)
 
     def close_positions():
         nonlocal pos_seen, pos_blocks, mismatches, area_ctrl, area_gar
@@ -441,12 +445,17 @@ def build_story(result, setup) -> Story:
             cur.vp_end = vp
             vp_changes.append((cur.round, cur.phase, int(e["value"]), int(e["value2"]), int(e["area"])))
         st = _stage_of(e, cur.phase)
+        if k == EVENT.REORGANIZED and prev_kind == EVENT.LEADER_ORDER:
+            st = None  # Stalin's Reorganize executed at once (SoE 9.0, L6), not the Reorganize group of 7.5
+        prev_kind = k
         if st is not None and st >= stage:
             stage = st
         # battles: one unit from its first record to the next battle or the next stage
         starts_battle = k in (EVENT.DEFEND, EVENT.BATTLE_DECK, EVENT.BATTLE_CARD, EVENT.COMBAT_CARD, EVENT.BATTLE_PREP,
                               EVENT.BATTLE)
-        if stage != ST_BATTLES:
+        if stage != ST_BATTLES or k in (EVENT.BATTLE_CHOSEN, EVENT.LEADER_ORDER):
+            # a BATTLE_CHOSEN record (SoE 7.4) comes before the battle it chose, a leader order (9.0) of the
+            # window after the battles after the last one: each is told on its own, not as part of a battle
             battle = None
         elif starts_battle and (battle is None or battle.area != int(e["area"]) or battle_fought):
             a = int(e["area"])
