@@ -57,7 +57,7 @@ def _loop_placement_tables(calls, state, map_arrays, orules, side, tabs):
 def _loop_side_depots(calls, m, control, enemy, side, src, depot, depot_dist, seeds, queue):
     for _ in range(calls):
         side_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                            control, enemy, side, src, depot, depot_dist, seeds, queue)
+                            enemy, side, src, depot, depot_dist, seeds, queue)
 
 
 def _median_us(fn, calls: int, repeats: int) -> float:

@@ -156,14 +156,16 @@ def source_distances(board, pos, side):
 
 
 def depots(board, pos, side):
-    """SoE 1.31: controlled key cities with a clear path to Warsaw / an Eastern Link."""
+    """SoE 1.31: controlled key cities with a clear path to Warsaw / an Eastern Link. Controlled (1.3):
+    the side's garrison and/or blocks occupy it, now (the recorded ``pos.control`` lags to the phase end)."""
     enemy = enemy_areas(pos, side)
     reach = source_distances(board, pos, side)
     out = set()
     for a in board.ids:
+        held = bool(blocks_in(pos, side, a)) or pos.garrison.get(a) == side
         if side == SOV and a in board.eastern_links:
             out.add(a)
-        elif a in board.key_city and pos.control.get(a) == side and a not in enemy and a in reach:
+        elif a in board.key_city and held and a not in enemy and a in reach:
             out.add(a)
     return out
 
@@ -469,7 +471,10 @@ def leader_orders(board, pos, flags, orders, leaders, used, side, window, rules)
     closed = set()
     for b in pos.blocks:
         if b.status == "on_map" and b.side == foe and b.prev and b.prev != b.area:
-            if blocks_in(pos, side, b.area) or pos.garrison.get(b.area) == side:
+            # SoE 7.31, O5: b stopped on the road only if a block of the side was there before it (or its garrison)
+            earlier = [o for o in pos.blocks if o.status == "on_map" and o.side == side and o.area == b.area
+                       and o.arrival < b.arrival]
+            if earlier or pos.garrison.get(b.area) == side:
                 closed |= {(b.area, b.prev), (b.prev, b.area)}
 
     def free(i):

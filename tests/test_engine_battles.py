@@ -161,3 +161,77 @@ def test_withdrawn_defenders_leave_no_battle(world):
     move(state, game_map, ids["pl-9-id"], "zlobin", 2)
     rec = resolve_battle(state, game_map, game_map.index("zlobin"), 0, 0, withdraw=bnb.WITHDRAW_OK, rules=rules)
     assert rec["fought"] == 0 and rec["winner"] == rec["attacker"]
+
+
+def _rechitsa_battle(world, first_from):
+    """Tutorial map: a Polish 4-SP block alone in Rechitsa (neighbours Kalenkovichi and Gomel) attacked
+    by two 1-SP Soviet blocks, the lower-index one from ``first_from``, the other from Gomel."""
+    game_map, roster, rules = world
+    state, ids = tutorial(world)
+    ix = game_map.index
+    pl = ids["pl-14-id"]
+    state.block_area[pl] = ix("rechitsa")
+    state.block_sp[pl] = 4
+    first, second = sorted([ids["ru-inf-1"], ids["ru-2-id"]])
+    state.block_area[first] = ix(first_from)
+    state.block_area[second] = ix("gomel")
+    state.block_sp[first] = state.block_sp[second] = 1
+    move(state, game_map, first, "rechitsa", 1)
+    move(state, game_map, second, "rechitsa", 2)
+    for b in range(state.n_blocks):  # nothing else in Rechitsa or Kalenkovichi
+        if b not in (pl, first, second) and state.block_status[b] == STATUS.ON_MAP \
+                and state.block_area[b] in (ix("rechitsa"), ix("kalenkovichi")):
+            state.block_area[b] = ix("slutsk") if state.block_side[b] == SIDE.POLISH else ix("gomel")
+    state.garrison_side[ix("rechitsa")] = -1
+    return state, pl, first
+
+
+def test_soe_7_42_a_destroyed_attacker_blocks_no_retreat_road(world):
+    """SoE 7.42 "may not retreat along a road or rail blocked by enemy blocks": the attacker from
+    Kalenkovichi is destroyed by the battle's losses (7.41.5), so that road is free again and the
+    defeated Poles retreat along it instead of being encircled (they were, with 2 VP to the Soviets)."""
+    game_map, _, rules = world
+    state, pl, first = _rechitsa_battle(world, "kalenkovichi")
+    vp = int(state.vp[0])
+    rec = resolve_battle(state, game_map, game_map.index("rechitsa"), 5, 2, rules=rules)
+    assert rec["winner"] == SIDE.SOVIET and state.block_status[first] == STATUS.DESTROYED_TO_POOL
+    assert rec["encircled"] == 0
+    assert state.block_status[pl] == STATUS.ON_MAP and state.block_area[pl] == game_map.index("kalenkovichi")
+    assert int(state.vp[0]) == vp
+
+
+def test_soe_7_42_retreat_goal_is_a_key_city_the_defender_occupies_now(world):
+    """SoE 7.42 / 1.3: a defeated defender retreats toward a friendly key city — one its garrison or
+    blocks occupy now. A key city the side has emptied is neutral at once, whatever control the state
+    still records until the phase end (``control_nb``). Plonsk, attacked from Bielsk: with a Polish
+    garrison in Ciechanow the Poles retreat there; with Ciechanow empty they head for Warsaw (via
+    Modlin), and so they do when the recorded control of the empty city is still Polish."""
+    game_map, roster, rules = world
+    ix = game_map.index
+    ids = {bid: i for i, bid in enumerate(roster.blocks["id"].to_numpy()[tutorial(world)[0].block_roster])}
+    pl, ru = ids["pl-14-id"], ids["ru-2-id"]
+    ciechanow = ix("ciechanow")
+
+    def retreat(ciechanow_garrison, ciechanow_control):
+        state, _ = tutorial(world)
+        for b in range(state.n_blocks):  # an empty board but for the two blocks
+            if b not in (pl, ru) and state.block_status[b] == STATUS.ON_MAP:
+                state.block_status[b] = STATUS.FORCE_POOL
+                state.block_area[b] = -1
+        state.garrison_side[:] = -1
+        state.control[game_map.arrays.vp > 0] = -1
+        state.garrison_side[ix("warsaw")] = state.control[ix("warsaw")] = SIDE.POLISH
+        state.garrison_side[ciechanow] = ciechanow_garrison
+        state.control[ciechanow] = ciechanow_control
+        for b, area, sp in ((pl, "plonsk", 4), (ru, "bielsk", 4)):
+            state.block_status[b] = STATUS.ON_MAP
+            state.block_area[b] = ix(area)
+            state.block_sp[b] = sp
+        move(state, game_map, ru, "plonsk", 1)
+        rec = resolve_battle(state, game_map, ix("plonsk"), 9, 0, rules=rules)
+        assert rec["winner"] == SIDE.SOVIET and state.block_status[pl] == STATUS.ON_MAP
+        return game_map.ids[state.block_area[pl]]
+
+    assert retreat(SIDE.POLISH, SIDE.POLISH) == "ciechanow"
+    assert retreat(-1, -1) == "modlin"
+    assert retreat(-1, SIDE.POLISH) == "modlin"

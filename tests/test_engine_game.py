@@ -66,15 +66,16 @@ def test_fuzz_every_scenario_large(scenario):
 
 def test_a_withdrawal_does_not_stall_a_later_battle_in_its_area():
     """The fuzz game that found reading O8's gap (kiev-offensive, seed (12345, 4927)): the Soviets
-    withdraw from Baranivka, where Polish blocks had entered, then a Soviet leader order sends a
-    block back in. The battle there (the Poles defend, as the first to enter) is fought, instead of
-    repeating unfought — as if the Poles withdrew — until the battle loop's cap aborted the game."""
+    withdrew from Baranivka, where Polish blocks had entered, then a Soviet leader order sent a
+    block back in; the battle there was repeated unfought — as if the Poles had withdrawn — until the
+    battle loop's cap aborted the game. Since the rule fixes of 2026-11-26 (E4, O5, O1 …) this game
+    takes another course and no game of 3,000 random campaign-1920 or aggressive kiev-offensive
+    games was found with a withdrawing side attacking back into its area, so the position itself is
+    checked on the kernel (``test_soe_7_2_withdraw_mode_of_a_battle_belongs_to_the_withdrawing_side``)
+    and by the slow ``test_scripted_pairs_never_abort``; this game must still end without a cap."""
     res = play_game("kiev-offensive", (12345, 4927), check_invariants=True)
     assert res.outcome != "aborted", res.abort_reason
     assert res.violations == 0, res.first_violation
-    ev = res.events
-    fought = ev[(ev["kind"] == "battle") & (ev["area"] == "baranivka") & (ev["round"] == 2) & (ev["phase"] == 5)]
-    assert len(fought) == 1 and int(fought["value2"].iloc[0]) == 1
 
 
 STEP_FUZZ_GAMES = {"tutorial": 12, "kiev-offensive": 4, "tukhachevsky-offensive": 4, "battle-of-warsaw": 4,
@@ -527,7 +528,7 @@ def test_lithuania_activation_allows_kaunas_cubes():
 
     def kaunas_events(active_lit):
         st = setup.state0.copy()
-        st.control[k] = SIDE.SOVIET  # the Soviets hold Kaunas (a depot once in supply)
+        st.control[k] = st.garrison_side[k] = SIDE.SOVIET  # the Soviets hold Kaunas (a depot once in supply)
         for b in np.flatnonzero(st.block_nation == lit):
             st.block_sp[b] = 1  # room to strengthen
         ids = np.zeros(2, np.int64)

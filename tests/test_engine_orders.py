@@ -359,6 +359,22 @@ def withdraw_under_attack(world, orules, area, enemy_type, enemy_area, enemy_blo
     return state, orders, ids, mode, dest, info
 
 
+def test_soe_7_2_a_slot_owed_to_recon_takes_no_other_order(world, orules):
+    """SoE 7.2 "Each player may place 2 orders on each front ..., one of which must always be a Recon"
+    (O1): with both Polish Recon markers spent on the north, the southern front's second slot stays a
+    Recon slot — nothing else may fill it, and the side stops placing there."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    order(state, orders, game_map, P, T.RECON, "zlobin")
+    order(state, orders, game_map, P, T.RECON, "gomel")
+    assert orders.pool_used[P, T.RECON] == orules.pool[T.RECON]
+    put(state, game_map, ids["pl-cav-2"], "mazyr")
+    south = legal_orders(state, orders, game_map, orules, P, SO, 2)
+    assert (T.DEFEND, "mazyr") in south and (None, None) in south  # the first slot is free
+    order(state, orders, game_map, P, T.DEFEND, "mazyr")
+    assert legal_orders(state, orders, game_map, orules, P, SO, 2) == []
+
+
 def test_soe_7_2_withdraw(world, orules):
     game_map, _, _ = world
     ix = game_map.index
@@ -422,6 +438,65 @@ def test_soe_7_2_withdraw_cavalry_exempt(world, orules):
     b7 = ids["pl-cav-1"]
     assert mode == nb.WD_OK
     assert info[nb.WI_LOSS_BLOCK] == -1 and state.block_sp[b7] == 2 and dest[b7] >= 0
+
+
+def test_soe_7_2_withdraw_of_a_mixed_stack_attacked_by_infantry_costs_an_infantry_sp(world, orules):
+    """SoE 7.2: "Cavalry withdraw and ignore the 1SP withdrawal penalty if attacked only by infantry
+    blocks": in a mixed stack the SP "from any one block" comes off an infantry block — offered alone,
+    and taken by default even though the cavalry block is the stronger."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    cav, inf = ids["pl-cav-2"], ids["pl-inf-1"]
+    put(state, game_map, cav, "kopatkevichi")
+    put(state, game_map, inf, "kopatkevichi", sp=1)
+    assert state.block_sp[cav] > state.block_sp[inf]
+    wd = order(state, orders, game_map, P, T.WITHDRAW, "kopatkevichi")
+    sov = order(state, orders, game_map, S, T.MOVE_OUT, "kalenkovichi")
+    apply_move(state, orders, game_map, orules, sov, ids["ru-inf-1"], "kopatkevichi", "kalenkovichi")
+    out = np.empty(state.n_blocks, np.int64)
+    n = nb.withdraw_loss_options_nb(state, orders, game_map.arrays, orules, wd, out)
+    assert list(out[:n]) == [inf]
+    cav_sp = int(state.block_sp[cav])
+    dest = np.empty(state.n_blocks, np.int64)
+    info = np.empty(N_WITHDRAW_INFO, np.int64)
+    # the cavalry block named as the loss (not a legal row) is overruled: the infantry block pays
+    mode = nb.execute_withdraw_choice_nb(state, orders, game_map.arrays, orules, wd, dest, info, cav,
+                                         np.zeros((0, 0), np.bool_))
+    assert mode == nb.WD_OK and info[nb.WI_LOSS_BLOCK] == inf
+    assert state.block_sp[cav] == cav_sp and state.block_status[inf] == STATUS.DESTROYED_TO_POOL
+
+
+def test_o5_a_block_that_entered_an_empty_area_first_closes_no_road(world, orules):
+    """SoE 7.31 / 7.32 (O5): only a block entering an area the enemy already holds stops on the road and
+    closes that link. A Polish block that forced-marched into an empty Zlobin is inside it: after a Soviet
+    block came in from Gomel, the Polish block's link from Kalenkovichi stays open to the other Soviet
+    blocks (the attack directions no longer depend on which Soviet block moved first); the Soviet block's
+    own link from Gomel, entered while the Poles held Zlobin, is closed to the Poles."""
+    game_map, _, _ = world
+    m = game_map.arrays
+    ix = game_map.index
+    state, orders, ids = tutorial(world)
+    pl = ids["pl-inf-1"]
+    put(state, game_map, pl, "kopatkevichi")
+    state.block_area[ids["ru-inf-1"]] = ix("rechitsa")
+    pfm = order(state, orders, game_map, P, T.FORCED_MARCH_OUT, "kopatkevichi")
+    sfm = order(state, orders, game_map, S, T.FORCED_MARCH_TO, "zlobin")
+    apply_move(state, orders, game_map, orules, pfm, pl, "zlobin", "kalenkovichi")
+    finish(orders, pfm)
+    apply_move(state, orders, game_map, orules, sfm, ids["ru-2-id"], "zlobin", "gomel")
+
+    def closed_links(side):
+        cnt = np.zeros((2, game_map.n_areas), np.int32)
+        enemy = np.zeros((2, game_map.n_areas), np.bool_)
+        nb.presence_nb(state, cnt, enemy)
+        out = np.zeros(len(m.adj_indices), np.bool_)
+        nb.edge_blocked_nb(state, m, side, cnt, out)
+        return {(game_map.ids[u], game_map.ids[m.adj_indices[e]]) for u in range(game_map.n_areas)
+                for e in range(m.adj_indptr[u], m.adj_indptr[u + 1]) if out[e]}
+
+    assert closed_links(S) == set()
+    assert closed_links(P) == {("zlobin", "gomel"), ("gomel", "zlobin")}
+    assert (ids["ru-inf-1"], "zlobin", "kalenkovichi") in moves0(state, orders, game_map, orules, sfm)
 
 
 def test_soe_7_2_defend_and_7_5_reorganize(world, orules):
@@ -531,10 +606,15 @@ def oracle_moves(state, orders, m, orules, o):
     def enterable(x):
         return side == S or not m.eastern_link[x]
 
-    closed = set()  # SoE 7.32: links with incoming enemy blocks standing on them
+    def held_before(x, b):  # O5: a block of the side was in x before b entered it
+        return any(state.block_side[c] == side and state.block_area[c] == x
+                   and state.block_arrival[c] < state.block_arrival[b] for c in on)
+
+    closed = set()  # SoE 7.31, 7.32: links with incoming enemy blocks standing on them
     for b in on:
         u, v = int(state.block_area[b]), int(state.block_prev_area[b])
-        if state.block_side[b] == 1 - side and v >= 0 and v != u and (has(side, u) or state.garrison_side[u] == side):
+        if (state.block_side[b] == 1 - side and v >= 0 and v != u
+                and (held_before(u, b) or state.garrison_side[u] == side)):
             closed.add(frozenset((u, v)))
 
     def paths(start, allowance):

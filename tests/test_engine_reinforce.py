@@ -811,7 +811,7 @@ def test_arrivals_match_oracle(games, game_map, rules, seed):
     enemy_presence_nb(g.block_side, g.block_area, g.block_status, g.garrison_side, blocks, enemy)
     src = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison, g.control,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
                      enemy, src, depot)
     met = rng.random(len(sc.special_rules)) < 0.5
     max_blocks = int(rules["stacking.max_blocks"]) if rng.random() < 0.7 else int(rng.integers(1, 3))
@@ -910,3 +910,30 @@ def test_random_reinforcement_phases_conserve(games, game_map, rules, seed):
     cnt = o_counts(g, m.n_areas)
     over = (cnt > rr.max_blocks) & (cnt > cnt0) & ~m.eastern_link[None, :]
     assert not over.any()
+
+
+def test_soe_8_31_neutral_blocks_make_no_front_line():
+    """SoE 8.31 (RF7, G15): the front line is next to an *enemy held* area. In the Kiev Offensive
+    the Lithuanian blocks stay neutral until card 23, so Radun, held by a Lithuanian block alone, is
+    no enemy area: Grodno and Lida, whose only other non-Polish neighbour it is, are not on the front
+    line at the first Polish REINFORCE decision (control counts the neutral block, so the front line
+    once took Radun as Soviet-held and capped those cities at 1 SP)."""
+    from soe_sim.engine.game import Decision, game_setup
+    from soe_sim.engine.game.step import StepGame, describe_options
+    from soe_sim.engine.state import STATUS
+
+    setup = game_setup("kiev-offensive")
+    ids = list(setup.game_map.ids)
+    radun = ids.index("radun")
+    with StepGame("kiev-offensive", 3, polish="step", soviet="random") as g:
+        while not g.is_terminal and not (g.decision.kind == Decision.REINFORCE and g.decision.side == "polish"):
+            d = g.decision
+            g.apply(0 if d.side == "polish" else g.state_view.rand_below(d.n_options))
+        st = g.state_view.raw.state
+        there = [b for b in range(st.n_blocks) if st.block_status[b] == STATUS.ON_MAP and st.block_area[b] == radun]
+        assert there and all(int(st.block_nation[b]) == int(Nation.LITHUANIAN) for b in there)
+        opts = g.legal_options
+        rows = describe_options(g.decision.kind, opts, setup, 0, st)
+        front = {city: [int(opts.loc[i, "front_line"]) for i, t in enumerate(rows)
+                        if t.startswith("strengthen") and f" in {city} " in t] for city in ("grodno", "lida")}
+    assert front["grodno"] == [0] and front["lida"] == [0], front

@@ -54,7 +54,7 @@ def run_depots(game_map, arr, enemy):
     depot = np.zeros((2, n), dtype=np.bool_)
     m = game_map
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     arr["control"], enemy, src, depot)
+                     enemy, src, depot)
     return src, depot
 
 
@@ -175,7 +175,7 @@ def test_area_set_search_matches_the_link_list_search(game_map, seed):
             depot = np.zeros(n, dtype=np.bool_)
             depot_dist = np.empty(n, dtype=np.int32)
             side_depots_nb(m.adj_indptr, m.adj_indices, bits, m.eastern_link, seeds.astype(np.int8) - 1 + side,
-                           m.garrison, control, enemy, side, src, depot, depot_dist)
+                           m.garrison, enemy, side, src, depot, depot_dist)
             areas = np.empty(16, dtype=np.int64)
             dists = np.empty(16, dtype=np.int64)
             target = np.empty(3, dtype=np.int64)
@@ -279,12 +279,30 @@ def test_soe_1_3_neutral_city_is_never_a_depot(game_map, rules):
     assert not out["depot"][:, m.index("lutsk")].any()
     # the clear path still exists: only control is missing
     assert out["source_dist"][SIDE.POLISH, m.index("lutsk")] >= 0
-    # With Lutsk Polish, a Polish block next to it is in supply through it; with Lutsk neutral, the
-    # distance to a depot grows (Lutsk is no longer one).
-    arr2 = p.arrays()
-    out2 = supply_pipeline(m, arr2, consts)
+    # Neutral at once, before control_nb records it at the end of the phase: with the control still
+    # recorded as Polish, the empty Lutsk is no depot either
+    stale = supply_pipeline(m, p.arrays(), consts)
+    assert not stale["depot"][:, m.index("lutsk")].any()
+    # With a Polish block in Lutsk, a Polish block next to it is in supply through it; with Lutsk
+    # neutral, the distance to a depot grows (Lutsk is no longer one).
+    held = polish_home(m).controlled(SIDE.POLISH, "lutsk").block(SIDE.POLISH, "lutsk").block(SIDE.POLISH, "dubno")
+    out2 = supply_pipeline(m, held.arrays(), consts)
     assert out2["depot_dist"][SIDE.POLISH, m.index("dubno")] == 1
     assert out["depot_dist"][SIDE.POLISH, m.index("dubno")] > 1
+
+
+def test_soe_1_3_a_key_city_taken_this_phase_is_a_depot_at_once(game_map, rules):
+    """SoE 1.3 / 1.31: a side controls a key city as soon as its blocks occupy it, so a city taken
+    during the phase supplies the side at the 7.7 check of that phase — the recorded control
+    (``control_nb``, after the supply check) still names the old owner then."""
+    m = game_map
+    consts = engine_constants(rules)
+    p = polish_home(m).controlled(SIDE.POLISH, "lutsk").block(SIDE.SOVIET, "lutsk")
+    out = supply_pipeline(m, p.arrays(), consts)
+    lutsk = m.index("lutsk")
+    assert not out["depot"][SIDE.POLISH, lutsk]
+    assert out["depot"][SIDE.SOVIET, lutsk] == (out["source_dist"][SIDE.SOVIET, lutsk] >= 0)
+    assert out["source_dist"][SIDE.SOVIET, lutsk] >= 0  # the Soviet path east is clear in this position
 
 
 def test_soe_7_7_ranges_infantry_cavalry_leader(game_map, rules):
@@ -295,8 +313,9 @@ def test_soe_7_7_ranges_infantry_cavalry_leader(game_map, rules):
     arr = p.arrays()
     out = supply_pipeline(m, arr, consts)
     dd = out["depot_dist"][SIDE.POLISH]
-    # only Warsaw is a Polish depot here: pick areas at exact distances from it
-    by_d = {d: m.ids[int(np.flatnonzero(dd == d)[0])] for d in range(0, 8)}
+    # only Warsaw is a Polish depot here: pick areas at exact distances from it that are no key cities
+    # (a Polish block in a key city would make it a Polish depot, SoE 1.3)
+    by_d = {d: m.ids[int(np.flatnonzero((dd == d) & ~m.garrison)[0])] for d in range(1, 8)}
     p = polish_home(m)
     for d in (3, 4, 5, 6):
         p.block(SIDE.POLISH, by_d[d], ARM.INFANTRY)

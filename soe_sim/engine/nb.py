@@ -324,33 +324,34 @@ def clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, easte
 
 
 @njit(cache=True, _nrt=True)
-def supply_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy,
+def supply_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy,
                      out_source_dist, out_depot):
     """Supply depots of both sides (SoE 1.31, 1.3, 1.4).
 
-    A key city is a depot for side ``s`` when ``s`` controls it and it has a clear path (of any
-    length, through areas without enemy blocks or garrisons; neutral areas are passable, E4) to a
-    supply source of ``s``: Warsaw (``supply_source == POLISH``) for the Poles, an Eastern Link (or
-    ``supply_source == SOVIET``) for the Soviets. Neutral key cities are never depots (SoE 1.3).
-    Eastern Links are always Soviet depots (E3).
+    A key city is a depot for side ``s`` when ``s`` controls it — its garrison and/or blocks occupy
+    it and no enemy does (SoE 1.3, read from ``enemy``: the control recorded in the state is updated
+    only at the end of a phase, E4) — and it has a clear path (of any length, through areas without
+    enemy blocks or garrisons; neutral areas are passable, E4) to a supply source of ``s``: Warsaw
+    (``supply_source == POLISH``) for the Poles, an Eastern Link (or ``supply_source == SOVIET``)
+    for the Soviets. Neutral key cities are never depots (SoE 1.3). Eastern Links are always Soviet
+    depots (E3).
 
     Parameters
     ----------
     adj_indptr, adj_indices, adj_bits, eastern_link, supply_source : map arrays
     key_city : (n_areas,) bool — areas that can hold a garrison (``GameMap.garrison``; SoE 1.3, 3.0)
-    control : (n_areas,) int8 — state ``control``
-    enemy : (2, n_areas) bool — from :func:`enemy_presence_nb`
+    enemy : (2, n_areas) bool — from :func:`enemy_presence_nb` (``enemy[1 - s]`` is the presence of ``s``)
     out_source_dist : (2, n_areas) int — clear-path distance to the side's supply source
         (``>= 0``: the area "is in-supply" in the sense of 1.31; used for garrisons, 7.71 and 8.1)
     out_depot : (2, n_areas) bool
     """
     n = key_city.shape[0]
-    supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy,
+    supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy,
                           out_source_dist, out_depot, np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int32))
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy,
+def supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy,
                           out_source_dist, out_depot, seeds, queue):
     """:func:`supply_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
     (n_areas,) int32."""
@@ -364,7 +365,9 @@ def supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, suppl
             if s == SIDE.SOVIET and eastern_link[i]:
                 out_depot[s, i] = True
             else:
-                out_depot[s, i] = (key_city[i] and control[i] == s and not enemy[s, i]
+                # SoE 1.3: s controls a key city its garrison and/or blocks occupy (enemy[1 - s]: the presence
+                # of s), at once, not only when control_nb records it at the end of the phase
+                out_depot[s, i] = (key_city[i] and enemy[1 - s, i] and not enemy[s, i]
                                    and out_source_dist[s, i] >= 0)
 
 
@@ -405,18 +408,18 @@ def block_supply_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot,
 
 
 @njit(cache=True, _nrt=True)
-def side_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy, side,
+def side_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy, side,
                    out_source_dist_row, out_depot_row, out_depot_dist_row):
     """Row ``side`` of :func:`supply_depots_nb` (``out_source_dist``, ``out_depot``) and of
     :func:`block_supply_nb` (``out_depot_dist``), without the other side's rows (same results)."""
     n = key_city.shape[0]
-    side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy, side,
+    side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy, side,
                         out_source_dist_row, out_depot_row, out_depot_dist_row, np.zeros(n, dtype=np.bool_),
                         np.empty(n, dtype=np.int32))
 
 
 @njit(cache=True, _nrt=False)
-def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, control, enemy, side,
+def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy, side,
                         out_source_dist_row, out_depot_row, out_depot_dist_row, seeds, queue):
     """:func:`side_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
     (n_areas,) int32."""
@@ -430,7 +433,7 @@ def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_
         if s == SIDE.SOVIET and eastern_link[i]:
             out_depot_row[i] = True
         else:
-            out_depot_row[i] = (key_city[i] and control[i] == s and not enemy[s, i]
+            out_depot_row[i] = (key_city[i] and enemy[1 - s, i] and not enemy[s, i]  # SoE 1.3, as above
                                 and out_source_dist_row[i] >= 0)
     clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, out_depot_row, enemy[s], eastern_link, s, -1,
                       out_depot_dist_row, queue)
@@ -914,7 +917,7 @@ def check_supply(state, game_map, consts, apply=True) -> dict:
     source_dist = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control, enemy, source_dist, depot)
+                     enemy, source_dist, depot)
     depot_dist = np.empty((2, n), dtype=np.int32)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                     state.block_arm, state.block_area, state.block_status, consts.infantry_supply_range,

@@ -456,14 +456,18 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
                         enemy_cnt[a] += 1
             for i in range(n_areas):
                 enemy_row[i] = state.garrison_side[i] == 1 - defender or enemy_cnt[i] > 0
-                goal[i] = map_arrays.vp[i] > 0 and state.control[i] == defender and i != area
+                # a friendly key city: one the defender controls now (SoE 1.3: its garrison and/or blocks
+                # occupy it; a city both sides occupy keeps its controller, E5), not at the last phase end
+                own = friendly_row[i] > 0 or state.garrison_side[i] == defender
+                goal[i] = (map_arrays.vp[i] > 0 and i != area and own
+                           and (not enemy_row[i] or state.control[i] == defender))
             # SoE 7.42: "may not retreat along a road or rail blocked by enemy blocks": the links
-            # the attackers came along.
+            # the attackers that are still on the map came along (a destroyed attacker blocks nothing)
             edge_blocked = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
             for e in range(map_arrays.adj_indptr[area], map_arrays.adj_indptr[area + 1]):
                 j = map_arrays.adj_indices[e]
                 for k in range(n_att):
-                    if att_dir[k] == j:
+                    if att_dir[k] == j and state.block_status[att_idx[k]] == STATUS.ON_MAP:
                         edge_blocked[e] = True
             cand = np.empty(map_arrays.adj_indptr[area + 1] - map_arrays.adj_indptr[area] + 1, dtype=np.int64)
             cand_d = np.empty(cand.shape[0], dtype=np.int64)

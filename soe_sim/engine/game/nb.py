@@ -950,7 +950,7 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
                       scratch_blocks, scratch_enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control, scratch_enemy, scratch_src, scratch_depot)
+                     scratch_enemy, scratch_src, scratch_depot)
     nbk = state.block_side.shape[0]
     out = np.empty(nbk, dtype=np.int64)
     arrive_reinforcements_nb(m.adj_indptr, m.adj_indices, m.eastern_link, scratch_enemy, scratch_depot,
@@ -1832,7 +1832,7 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control, enemy, src, depot)
+                     enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                     state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                     er.cavalry_supply_range, depot_dist, state.block_in_supply)
@@ -1889,7 +1889,7 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
         supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                         state.control, enemy, src, depot)
+                         enemy, src, depot)
         block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                         er.cavalry_supply_range, depot_dist, insup)
@@ -2008,7 +2008,7 @@ def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, wai
     n_areas = state.control.shape[0]
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control, enemy, src, depot)
+                     enemy, src, depot)
     want = np.ones((2, n_areas), dtype=np.bool_)
     for i in range(n_areas):
         if waiting[i]:
@@ -2127,13 +2127,23 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control, enemy, src, depot)
+                     enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                     state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                     er.cavalry_supply_range, depot_dist, state.block_in_supply)
+    # G15, RF7 (SoE 8.31): an area "held" only by inactive-nation blocks is no enemy-held area. Control
+    # counted them (update_control_nb), so the front line takes an area's controller only when it is there
+    # in the hidden snapshot (``enemy``) or the area is an Eastern Link (E3)
+    held = state.control.copy()
+    for b in range(nbk):
+        a = state.block_area[b]
+        if hidden[b] and a >= 0:
+            h = held[a]
+            if h >= 0 and not m.eastern_link[a] and not enemy[1 - h, a]:
+                held[a] = -1
     unhide_nb(state, hidden)
     front_line = np.zeros((2, n_areas), dtype=np.bool_)
-    front_line_nb(m.adj_indptr, m.adj_indices, enemy, state.control, front_line)
+    front_line_nb(m.adj_indptr, m.adj_indices, enemy, held, front_line)
     # 8.1 garrisons ("may": one decision per eligible city)
     elig = np.zeros((2, n_areas), dtype=np.bool_)
     garrison_replacement_nb(m.garrison, state.block_side, state.block_area, state.block_status, state.garrison_side,

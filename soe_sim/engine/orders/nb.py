@@ -162,17 +162,21 @@ def presence_nb(state, out_cnt, out_enemy):
 def edge_blocked_nb(state, map_arrays, side, cnt, out):
     """Links closed to ``side`` by incoming enemy blocks (SoE 7.31, 7.32; reading O5).
 
-    An enemy block that entered a contested area ``u`` (``u`` holds blocks or the garrison of
-    ``side``) stands on the road from ``block_prev_area``: that link is closed in both directions.
-    ``out`` (n_edges,) bool, indexed like ``adj_indices``. Returns how many entries were set from
-    the entered side (0: no link is closed).
+    An enemy block that entered an area ``u`` holding the garrison of ``side`` or a block of
+    ``side`` that was there before it (began the phase there or arrived earlier: a smaller
+    ``block_arrival``) stands on the road from ``block_prev_area``: that link is closed in both
+    directions. A block that entered ``u`` while no block of ``side`` was there is inside the area,
+    not on the road (7.31: only blocks moving into an *enemy occupied* area stop on the road), even
+    when ``side`` arrives after it. ``out`` (n_edges,) bool, indexed like ``adj_indices``. Returns how
+    many entries were set from the entered side (0: no link is closed).
     """
     ip = map_arrays.adj_indptr
     ix = map_arrays.adj_indices
     out[:] = False
     closed = 0
     prev = state.block_prev_area
-    for b in range(prev.shape[0]):
+    nbk = prev.shape[0]
+    for b in range(nbk):
         v = prev[b]
         if v < 0:  # first: most blocks have not moved this phase
             continue
@@ -181,8 +185,18 @@ def edge_blocked_nb(state, map_arrays, side, cnt, out):
         u = state.block_area[b]
         if u < 0 or u == v:
             continue
-        if cnt[side, u] == 0 and state.garrison_side[u] != side:
-            continue
+        if state.garrison_side[u] != side:
+            if cnt[side, u] == 0:
+                continue
+            arrived = state.block_arrival[b]
+            held = False
+            for r in range(nbk):
+                if (state.block_area[r] == u and state.block_side[r] == side and state.block_status[r] == STATUS.ON_MAP
+                        and state.block_arrival[r] < arrived):
+                    held = True
+                    break
+            if not held:
+                continue
         for e in range(ip[u], ip[u + 1]):
             if ix[e] == v:
                 closed += 1
@@ -587,7 +601,7 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
     if any_sup and orules.rail_max_areas >= 1:
         dd = tabs.depot_dist_row
         side_depots_into_nb(ip, ix, map_arrays.adj_bits, el, map_arrays.supply_source, map_arrays.garrison,
-                            state.control, enemy, side, tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
+                            enemy, side, tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
         for r in range(nf):
             a = fareas[r]
             for e in range(ip[a], ip[a + 1]):
@@ -816,7 +830,9 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
                 out_type[k] = RECON
                 out_area[k] = i
                 k += 1
-    if not (recon_only and (n_recon > 0 or remaining <= 0)):
+    # SoE 7.2 "one of which must always be a Recon" (O1): slots owed to Recon take nothing else, even when no
+    # Recon can be placed (the side then stops placing on this front)
+    if not recon_only:
         pool_mask = np.int64(0)  # types whose pool is not used up (SoE 7.2), Recon apart
         for t in range(N_ORDER_TYPES):
             if t != RECON and orders.pool_used[side, t] < orules.pool[t]:
@@ -1403,7 +1419,7 @@ def _withdraw_targets_nb(state, map_arrays, orules, s, a, m, ws):
     presence_nb(state, cnt, enemy)
     goal = ws.goal  # the friendly supply depots
     side_depots_into_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                        map_arrays.supply_source, map_arrays.garrison, state.control, enemy, s, ws.src_row, goal,
+                        map_arrays.supply_source, map_arrays.garrison, enemy, s, ws.src_row, goal,
                         ws.depot_dist_row, ws.seeds, ws.queue)
     eb = ws.eb
     edge_blocked_nb(state, map_arrays, s, cnt, eb)
@@ -1417,7 +1433,8 @@ def withdraw_loss_options_nb(state, orders, map_arrays, orules, order_id, out_bl
     """SoE 7.2 Withdraw ("lose 1SP from any one block"; O8): the blocks that may take the
     withdrawal loss if the order were executed now, ascending index; returns how many (0 when no
     loss is due: the order would be removed, the blocks cannot withdraw, or the cavalry exemption
-    applies). The player chooses one (decision ``WITHDRAW_LOSS``); pass it to
+    applies; only the infantry blocks when every enemy block there is infantry, since cavalry and
+    leaders then ignore the penalty). The player chooses one (decision ``WITHDRAW_LOSS``); pass it to
     :func:`execute_withdraw_choice_nb`. Whether the blocks can leave is checked without the round
     loop's area restrictions (the rare case where only those forbid every area makes the choice
     moot: nothing is lost here then)."""
@@ -1454,12 +1471,22 @@ def withdraw_loss_options_scratch_nb(state, orders, map_arrays, orules, order_id
                 all_cav = False
     if n_enemy == 0 or m == 0 or orules.withdraw_loss <= 0:
         return 0
-    if orules.withdraw_cavalry_exempt and all_cav and all_enemy_inf:
+    cav_exempt = orules.withdraw_cavalry_exempt and all_enemy_inf
+    if cav_exempt and all_cav:
         return 0
     kc = _withdraw_targets_nb(state, map_arrays, orules, s, a, m, ws)
     ws.ready[0] = order_id
     ws.ready[1] = kc
-    return m if kc > 0 else 0
+    if kc == 0:
+        return 0
+    if cav_exempt:  # SoE 7.2: cavalry ignore the penalty when attacked only by infantry: an infantry block pays
+        k = 0
+        for q in range(m):
+            if state.block_arm[out_block[q]] == ARM.INFANTRY:
+                out_block[k] = out_block[q]
+                k += 1
+        return k
+    return m
 
 
 @njit(cache=True, _nrt=True)
@@ -1478,8 +1505,9 @@ def execute_withdraw_choice_nb(state, orders, map_arrays, orules, order_id, out_
     adjacent area without enemy blocks or garrison, reached by a link not closed by the incoming
     enemy, with a clear path to a friendly supply depot (:func:`~soe_sim.engine.nb.retreat_targets_nb`
     with the depots as goal: shortest path first, overflow by stacking to the next, left-overs to
-    the first). One block (``loss_block``, else the strongest) loses ``withdraw_loss`` SP, none if
-    every withdrawing block is cavalry/leader and every enemy block there infantry. With nowhere
+    the first). One block (``loss_block``, else the strongest) loses ``withdraw_loss`` SP; when every
+    enemy block there is infantry, only an infantry block can (none if every withdrawing block is
+    cavalry/leader). With nowhere
     to go nothing moves, no SP is lost here and ``WD_BLOCKED`` is returned: the battle adds the extra
     loss. No enemy block: the order is removed, ``WD_NONE``.
 
@@ -1553,16 +1581,19 @@ def execute_withdraw_choice_scratch_nb(state, orders, map_arrays, orules, order_
         orders.block_order[members[b]] = order_id
     if kc == 0:
         return WD_BLOCKED
-    # the withdrawal loss (R6, O8: the player's choice, else the strongest block)
-    exempt = orules.withdraw_cavalry_exempt and all_cav and all_enemy_inf
-    if not exempt and orules.withdraw_loss > 0:
+    # the withdrawal loss (R6, O8: the player's choice, else the strongest block; SoE 7.2: when every
+    # enemy block is infantry, cavalry and leaders ignore it, so an infantry block pays, none if there is none)
+    cav_exempt = orules.withdraw_cavalry_exempt and all_enemy_inf
+    if not (cav_exempt and all_cav) and orules.withdraw_loss > 0:
         best = -1
         for q in range(m):
             b = members[q]
+            if cav_exempt and state.block_arm[b] != ARM.INFANTRY:
+                continue
             if best < 0 or state.block_sp[b] > state.block_sp[best]:
                 best = b
         for q in range(m):
-            if members[q] == loss_block:
+            if members[q] == loss_block and (not cav_exempt or state.block_arm[loss_block] == ARM.INFANTRY):
                 best = loss_block
         out_info[WI_LOSS_BLOCK] = best
         state.block_sp[best] = max(state.block_sp[best] - orules.withdraw_loss, 0)
@@ -1759,7 +1790,7 @@ def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
     depot_row = np.zeros(n, dtype=np.bool_)
     depot_dist_row = np.empty(n, dtype=np.int32)
     side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                   map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side, src_row, depot_row,
+                   map_arrays.supply_source, map_arrays.garrison, enemy, side, src_row, depot_row,
                    depot_dist_row)
     reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, np.zeros(0, dtype=np.bool_),
                  map_arrays.eastern_link, enemy[side], side, start, orules.rail_max_areas, True, depot_dist_row,
@@ -1783,7 +1814,7 @@ def _rail_battle_dests_nb(state, map_arrays, orules, side, dist, out):
     depot_row = np.zeros(n, dtype=np.bool_)
     depot_dist_row = np.empty(n, dtype=np.int32)
     side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                   map_arrays.supply_source, map_arrays.garrison, state.control, enemy, side, src_row, depot_row,
+                   map_arrays.supply_source, map_arrays.garrison, enemy, side, src_row, depot_row,
                    depot_dist_row)
     held = np.zeros(n, dtype=np.bool_)
     for b in range(state.block_side.shape[0]):

@@ -236,7 +236,7 @@ def arrive_reinforcements(state, game_map, rules, condition_met=None) -> np.ndar
     src = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     state.control, enemy, src, depot)
+                     enemy, src, depot)
     if condition_met is None:
         condition_met = np.zeros(0, dtype=np.bool_)
     out = np.empty(state.n_blocks, dtype=np.int64)
