@@ -592,7 +592,8 @@ def test_at_area_effect_is_validated():
 
 def test_soe_10_2_klintsy_cubes_follow_the_nearest_soviet_leader():
     """Every ``rivalry`` event gives Klintsy's cubes to the front of the Soviet leader nearest to
-    Klintsy, and Klintsy's cubes then strengthen only blocks of that front."""
+    Klintsy, and Klintsy's cubes then strengthen only blocks of that front (and build nothing at
+    Klintsy, a northern city, when they went to the southern commander)."""
     setup = game_setup("campaign-1920")
     front = _area_front("campaign-1920")
     n = 0
@@ -607,6 +608,8 @@ def test_soe_10_2_klintsy_cubes_follow_the_nearest_soviet_leader():
             kl = setup.game_map.index("klintsy")
             for _, r in seg[(seg["kind"] == "strengthen") & (seg["value2"] == kl)].iterrows():
                 assert front[r["area"]] == e["value"]
+            if e["value"] != front["klintsy"]:  # "for use on his front": no block built at Klintsy then
+                assert not ((seg["kind"] == "build") & (seg["value2"] == kl)).any()
             n += 1
     assert n > 0
     assert not (_games("tutorial", 2)[0].events["kind"] == "rivalry").any()

@@ -2244,6 +2244,8 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                     k2 = home_build_pairs_only_nb(state, m, s, k2, build_b, build_a)  # EatS X.3, X.4 (V9)
                 if p_area < 0 and p_front >= 0 and k2 > 0:
                     k2 = front_build_pairs_only_nb(m, s, p_front, k2, build_b, build_a)  # EatS X: a front's RP (V8)
+                if p_area >= 0 and p_front != m.front[p_area]:
+                    k2 = 0  # SoE 10.2: Klintsy's cubes given to the other front are used there, not built at Klintsy
                 if k1 + k2 == 0:
                     break
                 feat = feat_buffer_nb(policies, s, 1 + k1 + k2, ctr)
