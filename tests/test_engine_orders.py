@@ -288,11 +288,12 @@ def test_soe_7_3_move_to_may_not_come_up_short(world, orules):
     b5, b7 = ids["ru-inf-1"], ids["pl-cav-1"]
     state.block_area[b5] = game_map.index("rechitsa")
     to = order(state, orders, game_map, P, T.MOVE_TO, "zlobin")
-    out = order(state, orders, game_map, P, T.MOVE_OUT, "mazyr")
     fm = order(state, orders, game_map, S, T.FORCED_MARCH_OUT, "rechitsa")
     assert (b7, "zlobin", "kalenkovichi") in moves0(state, orders, game_map, orules, to)
     apply_move(state, orders, game_map, orules, fm, b5, "kalenkovichi", "rechitsa")
     assert all(b != b7 for b, _, _ in moves0(state, orders, game_map, orules, to))
+    # the Move Out the block could have had instead (placed now: a placed Move Out keeps its block, O7)
+    out = order(state, orders, game_map, P, T.MOVE_OUT, "mazyr")
     out_opts = moves0(state, orders, game_map, orules, out)
     assert (b7, "kalenkovichi", "mazyr") in out_opts
     assert all(d != "zlobin" for _, d, _ in out_opts)  # the move stops in Kalenkovichi
@@ -373,6 +374,22 @@ def test_soe_7_2_a_slot_owed_to_recon_takes_no_other_order(world, orules):
     assert (T.DEFEND, "mazyr") in south and (None, None) in south  # the first slot is free
     order(state, orders, game_map, P, T.DEFEND, "mazyr")
     assert legal_orders(state, orders, game_map, orules, P, SO, 2) == []
+
+
+def test_soe_7_3_a_forced_march_out_leaves_a_block_for_the_move_out_of_its_area(world, orules):
+    """SoE 7.3 example (Charyshi, two blocks: 'Force March Out' one block, 'Move Out' the other) and 7.2
+    (movement orders "may not be ignored once placed", O7): once the Forced March Out has moved one
+    block, the other block stays for the Move Out, which it then executes."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    fm = order(state, orders, game_map, P, T.FORCED_MARCH_OUT, "charyshi")
+    mo = order(state, orders, game_map, P, T.MOVE_OUT, "charyshi")
+    b1, b6 = ids["pl-9-id"], ids["pl-14-id"]
+    assert {b for b, _, _ in moves0(state, orders, game_map, orules, fm)} == {b1, b6}
+    apply_move(state, orders, game_map, orules, fm, b1, "bobruisk", "charyshi")
+    assert not moves0(state, orders, game_map, orules, fm)  # b6 is kept for the Move Out
+    assert finish(orders, fm) == OrderStatus.EXECUTED
+    assert {b for b, _, _ in moves0(state, orders, game_map, orules, mo)} == {b6}
 
 
 def test_soe_7_2_withdraw(world, orules):
@@ -666,8 +683,9 @@ def oracle_moves(state, orders, m, orules, o):
         x = int(state.block_area[b])
         if (x == area) == to_type:
             continue
-        need = sum(1 for q in range(orders.n) if orders.order_side[q] == side and orders.order_area[q] == x
-                   and orders.order_status[q] == OrderStatus.PLACED and orders.order_type[q] in AREA_BOUND)
+        need = sum(1 for q in range(orders.n) if q != o and orders.order_side[q] == side
+                   and orders.order_area[q] == x and orders.order_status[q] == OrderStatus.PLACED
+                   and orders.order_type[q] in AREA_BOUND + (T.MOVE_OUT, T.FORCED_MARCH_OUT))
         stays = sum(1 for c in on if state.block_side[c] == side and state.block_area[c] == x
                     and state.block_prev_area[c] < 0 and c != b)
         for d, v in paths(x, allowance(b)):

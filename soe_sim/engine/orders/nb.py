@@ -1161,11 +1161,13 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
                 nd += 1
             for p in range(nq):
                 dist[queue[p]] = UNREACHED
-        need = 0  # _pending_area_orders
+        need = 0  # _pending_area_orders: the side's other placed orders on x that need a block of x (O7)
         for o in range(n_ord):
-            if (orders.order_side[o] == side and orders.order_area[o] == x
-                    and orders.order_status[o] == PLACED and is_area_bound_nb(orders.order_type[o])):
-                need += 1
+            if (o != order_id and orders.order_side[o] == side and orders.order_area[o] == x
+                    and orders.order_status[o] == PLACED):
+                ot = orders.order_type[o]
+                if is_area_bound_nb(ot) or ot == MOVE_OUT or ot == FORCED_MARCH_OUT:
+                    need += 1  # SoE 7.2: movement orders 'may not be ignored once placed'
         stays = 0
         if need > 0:
             for q in range(nbk):  # _unmoved_count
