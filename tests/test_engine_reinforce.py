@@ -164,6 +164,25 @@ def test_soe_8_2_combine_limits(scene):
     assert g.block_sp[d] == 3 and g.block_status[b2] == STATUS.ON_MAP
 
 
+def test_soe_8_2_combining_across_arms_is_a_rules_switch(scene, tmp_path):
+    """RF8: ``reinforcement.combine_same_arm`` (true in soe.toml, the engine's reading: 8.2 itself sets
+    no arm condition). Overlaid to false, an infantry division may absorb a cavalry brigade; a leader is
+    never absorbed."""
+    from soe_sim.rules import load_rules
+
+    g = scene.g
+    d = scene.add(P, "warsaw", 2, max_sp=4)
+    cav = scene.add(P, "warsaw", 1, arm=ARM.CAVALRY, cls=UnitClass.BRIGADE)
+    assert scene.rules["reinforcement.combine_same_arm"] is True
+    assert not R.legal_combines(g, scene.ctx(), P)[d, cav]
+    overlay = tmp_path / "any_arm.toml"
+    overlay.write_text("[reinforcement]\ncombine_same_arm = false\n")
+    scene.rules = load_rules("soe", [overlay])
+    ctx = scene.ctx()
+    assert R.legal_combines(g, ctx, P)[d, cav]
+    assert R.apply_combine(g, ctx, P, d, cav) and g.block_sp[d] == 3 and g.block_status[cav] == STATUS.FORCE_POOL
+
+
 def test_soe_8_3_one_sp_division_to_four_with_three_black_cubes(scene):
     g = scene.g
     d = scene.add(P, "warsaw", 1, max_sp=4)

@@ -2181,7 +2181,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
         for _it in range(nbk + 1):
             k = legal_combine_pairs_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
                                        state.block_area, state.block_status, state.block_sp, state.block_max_sp,
-                                       active, comb_d, comb_b)
+                                       active, rr.combine_same_arm, comb_d, comb_b)
             if k == 0:
                 break
             feat = feat_buffer_nb(policies, s, k + 1, ctr)
@@ -2196,7 +2196,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
             if apply_combine_nb(s, dd, bb, state.block_side, state.block_arm, state.block_class, state.block_nation,
                                 state.block_area, state.block_status, state.block_sp, state.block_max_sp,
                                 state.block_prev_area, state.block_arrival, state.block_in_supply,
-                                active):
+                                active, rr.combine_same_arm):
                 log_event_nb(log, ctr, state, EVENT.COMBINE, s, area, -1, dd, bb, state.block_sp[dd])
         # 8.3–8.5 pools: strategic cities, then the saved cubes (one pool per front under EatS X, V8)
         strategic_cubes_nb(m.strategic_cubes, state.control, depot, s, cfg.kaunas, active[LITHUANIAN], strat)

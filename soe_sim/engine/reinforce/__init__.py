@@ -96,6 +96,7 @@ def reinforce_constants(rules) -> ReinforceRules:
         saved_cubes_per_front=bool(r["reinforcement.saved_cubes_per_front"]),
         built_brigade_may_strengthen=bool(r["reinforcement.built_brigade_may_strengthen"]),
         own_nation_builds_at_supply_source_only=bool(r["reinforcement.own_nation_builds_at_supply_source_only"]),
+        combine_same_arm=bool(r["reinforcement.combine_same_arm"]),
     )
 
 
@@ -271,7 +272,7 @@ def legal_combines(state, ctx: ReinforceContext, side: int) -> np.ndarray:
     out = np.zeros((state.n_blocks, state.n_blocks), dtype=np.bool_)
     legal_combines_nb(int(side), state.block_side, state.block_arm, state.block_class, state.block_nation,
                       state.block_area, state.block_status, state.block_sp, state.block_max_sp,
-                      ctx.nation_active, out)
+                      ctx.nation_active, ctx.rules.combine_same_arm, out)
     return out
 
 
@@ -280,7 +281,7 @@ def apply_combine(state, ctx: ReinforceContext, side: int, absorber: int, absorb
     return bool(apply_combine_nb(int(side), int(absorber), int(absorbed), state.block_side, state.block_arm,
                                  state.block_class, state.block_nation, state.block_area, state.block_status,
                                  state.block_sp, state.block_max_sp, state.block_prev_area, state.block_arrival,
-                                 state.block_in_supply, ctx.nation_active))
+                                 state.block_in_supply, ctx.nation_active, ctx.rules.combine_same_arm))
 
 
 # --- SoE 8.3 / 8.31 / 8.4 / 8.5 ----------------------------------------------------------------------------

@@ -88,6 +88,7 @@ class ReinforceRules(NamedTuple):
     saved_cubes_per_front: bool  # EatS X: a saved pool per front, spent there (SoE 8.3: one pool per side, RF14)
     built_brigade_may_strengthen: bool  # EatS X.4 (SoE 8.4: no)
     own_nation_builds_at_supply_source_only: bool  # EatS X.3, X.4: Warsaw / the Eastern Links (SoE 8.4: any depot)
+    combine_same_arm: bool  # RF8: 8.2 absorbs only blocks of the absorbing division's arm (the engine's reading)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -307,7 +308,7 @@ def replace_garrisons_nb(key_city, block_side, block_area, block_status, garriso
 
 @njit(cache=True, _nrt=False, internal=True)
 def _combine_ok_nb(side, d, b, block_side, block_arm, block_class, block_nation, block_area, block_status,
-                   block_sp, block_max_sp, nation_active):
+                   block_sp, block_max_sp, nation_active, same_arm):
     if d == b:
         return False
     if block_side[d] != side or block_side[b] != side:
@@ -319,8 +320,8 @@ def _combine_ok_nb(side, d, b, block_side, block_arm, block_class, block_nation,
         return False
     if block_class[d] != DIVISION or (block_class[b] != DIVISION and block_class[b] != BRIGADE):
         return False
-    if block_arm[d] == ARM.LEADER or block_arm[b] != block_arm[d]:
-        return False  # RF8: infantry with infantry, cavalry with cavalry
+    if block_arm[d] == ARM.LEADER or block_arm[b] == ARM.LEADER or (same_arm and block_arm[b] != block_arm[d]):
+        return False  # RF8: infantry with infantry, cavalry with cavalry (reinforcement.combine_same_arm)
     if block_nation[b] != block_nation[d] or not nation_active[block_nation[d]]:
         return False  # RF8: EatS X.2 no recruits of a different nationality; RF6 neutral nations
     return block_sp[d] + block_sp[b] <= block_max_sp[d]  # RF8: no SP is lost
@@ -328,12 +329,13 @@ def _combine_ok_nb(side, d, b, block_side, block_arm, block_class, block_nation,
 
 @njit(cache=True, _nrt=True)
 def legal_combines_nb(side, block_side, block_arm, block_class, block_nation, block_area, block_status,
-                      block_sp, block_max_sp, nation_active, out):
+                      block_sp, block_max_sp, nation_active, same_arm, out):
     """Legal absorptions of the Reinforcement Phase (SoE 8.2; RF8).
 
     ``out[d, b]`` (n_blocks, n_blocks) bool: division ``d`` of ``side`` may absorb block ``b``:
-    both on the map in the same area, ``d`` a division, ``b`` a brigade or a division, same arm
-    and nation (EatS X.2), the nation active (RF6), and ``sp[d] + sp[b] <= max_sp[d]`` (the
+    both on the map in the same area, ``d`` a division, ``b`` a brigade or a division, the same
+    arm when ``same_arm`` (``reinforcement.combine_same_arm``, RF8) and the same nation (EatS X.2),
+    the nation active (RF6), and ``sp[d] + sp[b] <= max_sp[d]`` (the
     combined SP fit the absorbing block, RF8). Returns the number of legal pairs.
     """
     nbk = block_side.shape[0]
@@ -341,7 +343,7 @@ def legal_combines_nb(side, block_side, block_arm, block_class, block_nation, bl
     out_d = np.empty(nbk * nbk, dtype=np.int64)
     out_b = np.empty(nbk * nbk, dtype=np.int64)
     k = legal_combine_pairs_nb(side, block_side, block_arm, block_class, block_nation, block_area, block_status,
-                               block_sp, block_max_sp, nation_active, out_d, out_b)
+                               block_sp, block_max_sp, nation_active, same_arm, out_d, out_b)
     for i in range(k):
         out[out_d[i], out_b[i]] = True
     return k
@@ -349,7 +351,7 @@ def legal_combines_nb(side, block_side, block_arm, block_class, block_nation, bl
 
 @njit(cache=True, _nrt=False)
 def legal_combine_pairs_nb(side, block_side, block_arm, block_class, block_nation, block_area, block_status,
-                           block_sp, block_max_sp, nation_active, out_d, out_b):
+                           block_sp, block_max_sp, nation_active, same_arm, out_d, out_b):
     """The pairs of :func:`legal_combines_nb` as lists, in (absorber, absorbed) index order: pair
     ``i`` is ``(out_d[i], out_b[i])`` (``out_*`` of at least ``n_blocks**2`` entries, or as many as
     there can be pairs). Returns the number of pairs."""
@@ -370,7 +372,9 @@ def legal_combine_pairs_nb(side, block_side, block_arm, block_class, block_natio
                 continue
             if block_class[b] != DIVISION and block_class[b] != BRIGADE:
                 continue
-            if block_arm[b] != block_arm[d] or block_nation[b] != block_nation[d]:
+            if block_arm[b] == ARM.LEADER or (same_arm and block_arm[b] != block_arm[d]):
+                continue
+            if block_nation[b] != block_nation[d]:
                 continue
             if block_sp[d] + block_sp[b] <= block_max_sp[d]:  # RF8: no SP is lost
                 if k < out_d.shape[0]:
@@ -382,14 +386,15 @@ def legal_combine_pairs_nb(side, block_side, block_arm, block_class, block_natio
 
 @njit(cache=True, _nrt=False)
 def apply_combine_nb(side, d, b, block_side, block_arm, block_class, block_nation, block_area, block_status,
-                     block_sp, block_max_sp, block_prev_area, block_arrival, block_in_supply, nation_active):
+                     block_sp, block_max_sp, block_prev_area, block_arrival, block_in_supply, nation_active,
+                     same_arm):
     """Division ``d`` absorbs block ``b`` (SoE 8.2), in place; False (nothing done) when illegal.
 
     ``d`` gains ``b``'s SP; ``b`` goes back to the force pool (``FORCE_POOL``, off the map, 0 SP),
     where it may be built again (8.4) or used for a detachment (2.2).
     """
     if not _combine_ok_nb(side, d, b, block_side, block_arm, block_class, block_nation, block_area,
-                          block_status, block_sp, block_max_sp, nation_active):
+                          block_status, block_sp, block_max_sp, nation_active, same_arm):
         return False
     block_sp[d] += block_sp[b]
     block_sp[b] = 0
