@@ -691,3 +691,32 @@ def test_the_setup_is_cached_until_a_data_file_changes(tmp_path, monkeypatch):
     st = areas.stat()
     os.utime(areas, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     assert game_setup(path) is not first and len(loads) == 2
+
+
+def test_o11_blocks_strengthened_in_secret_are_no_longer_seen():
+    """O11 (SoE 8.3, 8.2): a block strengthened, or one that absorbed another, in the Reinforcement Phase
+    has an SP its enemy did not see: the enemy's ``seen`` flag of it is cleared (the features read the
+    current SP through it). Every Polish block starts seen by the Soviets here."""
+    from soe_sim.engine.game import policies as pnb
+
+    setup = game_setup("kiev-offensive")
+    na = setup.game_map.n_areas
+    st = setup.state0.copy()
+    orders = setup.orders0.copy()
+    orders.seen[SIDE.SOVIET, st.block_side == SIDE.POLISH] = True
+    st.cubes[SIDE.POLISH, 0] = (6, 2, 0)
+    ids = np.zeros(2, np.int64)
+    pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), setup.cards0, setup.cr,
+                                 setup.kr.hand_card_bonus, setup.er.max_blocks)
+    log = new_event_log(4096)
+    z = lambda dt: np.zeros((2, na), dt)  # noqa: E731
+    nb.reinforcement_phase_nb(st, orders, setup.game_map.arrays, setup.er, setup.rr, setup.cfg,
+                              setup.cfg.nation_active.copy(), pol, np.array([3, 4], np.uint64), log.records, log.ctr,
+                              z(np.int32), z(np.bool_), z(np.int32), z(np.bool_), z(np.int32))
+    rec = log.used()
+    changed = rec[np.isin(rec["kind"], [nb.EVENT.STRENGTHEN, nb.EVENT.COMBINE]) & (rec["side"] == SIDE.POLISH)]
+    assert len(changed) > 0
+    for b in changed["block"]:
+        assert not orders.seen[SIDE.SOVIET, b]
+    untouched = np.setdiff1d(np.flatnonzero(st.block_side == SIDE.POLISH), changed["block"])
+    assert orders.seen[SIDE.SOVIET, untouched].all()

@@ -392,6 +392,21 @@ def test_soe_7_3_a_forced_march_out_leaves_a_block_for_the_move_out_of_its_area(
     assert {b for b, _, _ in moves0(state, orders, game_map, orules, mo)} == {b6}
 
 
+def test_o11_a_detachment_hides_the_strength_the_enemy_saw(world, orules):
+    """O11 (SoE 2.2): the Soviets saw the 4-SP division at Charyshi (a Recon); it then moves out and
+    leaves a brigade behind, a choice the Soviets do not see — so they no longer know either block's
+    SP (the features read the block's current SP through the flag)."""
+    game_map, _, _ = world
+    state, orders, ids = tutorial(world)
+    b = ids["pl-14-id"]
+    orders.seen[S, b] = True
+    mo = order(state, orders, game_map, P, T.MOVE_OUT, "charyshi")
+    info = apply_move(state, orders, game_map, orules, mo, b, "bobruisk", "charyshi", detach=1)
+    assert info["brigade"] >= 0
+    assert not orders.seen[S, b] and not orders.seen[S, info["brigade"]]
+    assert orders.seen[P, b] and orders.seen[P, info["brigade"]]
+
+
 def test_soe_7_2_withdraw(world, orules):
     game_map, _, _ = world
     ix = game_map.index

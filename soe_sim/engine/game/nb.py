@@ -2198,6 +2198,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                 state.block_prev_area, state.block_arrival, state.block_in_supply,
                                 active, rr.combine_same_arm):
                 log_event_nb(log, ctr, state, EVENT.COMBINE, s, area, -1, dd, bb, state.block_sp[dd])
+                orders.seen[1 - s, dd] = False  # O11: the enemy's view of its SP is out of date
         # 8.3–8.5 pools: strategic cities, then the saved cubes (one pool per front under EatS X, V8)
         strategic_cubes_nb(m.strategic_cubes, state.control, depot, s, cfg.kaunas, active[LITHUANIAN], strat)
         n_saved = n_fronts if rr.saved_cubes_per_front else 1
@@ -2269,6 +2270,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                                     p_front, p_nation)
                                 log_event_nb(log, ctr, state, EVENT.STRENGTHEN, s, state.block_area[b], -1, b,
                                              state.block_sp[b], p_area)
+                                orders.seen[1 - s, b] = False  # O11: strengthened in secret (8.3)
                                 break
                 else:
                     j -= k1

@@ -1277,6 +1277,7 @@ def apply_move_nb(state, orders, map_arrays, orules, order_id, block, dest, via,
             orders.detached[r] = True
             orders.seen[side, r] = True
             orders.seen[1 - side, r] = False
+            orders.seen[1 - side, block] = False  # O11: the enemy saw the SP before the (hidden) detachment
             out_info[MI_BRIGADE] = r
     # pin before moving in (counts enemy blocks of dest)
     best = -1
