@@ -80,10 +80,11 @@ def test_leader_orders_advances_and_battle_choices_are_tracked_and_told():
         # every battle under its own heading: Stalin's Reorganize executed at once (9.0) once filed the rest of
         # the phase, battles included, under "Reorganize and rail" (game 2)
         assert len(re.findall(r"^- \*\*Battle of ", text, flags=re.M)) == int(kinds.get("battle", 0)), game_index
-        for kind, pattern in (("leader_order", r"^- (Polish|Soviet) leader .+ gives an? .+ order at .+ \(.+; SoE 9\.0\)\.$"),
-                              ("advance", r"^  - (Polish|Soviet) .+ goes back .+ → .+ after the battle \(SoE 7\.43\)\.$"),
-                              ("battle_chosen", r"^- (Polish|Soviet) \(initiative\) chooses the battle of .+ \(SoE 7\.4\)\.$"),
-                              ("leader_lost", r"^  - (Polish|Soviet) leader .+ is (killed|captured) at .+ \(SoE 9\.0\)\.$")):
+        for kind, pattern in (
+                ("leader_order", r"^- (Polish|Soviet) leader .+ gives an? .+ order at .+ \(.+; SoE 9\.0\)\.$"),
+                ("advance", r"^  - (Polish|Soviet) .+ goes back .+ → .+ after the battle \(SoE 7\.43\)\.$"),
+                ("battle_chosen", r"^- (Polish|Soviet) \(initiative\) chooses the battle of .+ \(SoE 7\.4\)\.$"),
+                ("leader_lost", r"^  - (Polish|Soviet) leader .+ is (killed|captured) at .+ \(SoE 9\.0\)\.$")):
             n = int(kinds.get(kind, 0))
             assert len(re.findall(pattern, text, flags=re.M)) == n, (game_index, kind)
             seen[kind] += n

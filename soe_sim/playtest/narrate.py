@@ -21,6 +21,7 @@ from soe_sim.engine.cards.nb import (
 )
 from soe_sim.engine.game import CAUSE, EVENT, AbortReason, Cause
 from soe_sim.engine.game.nb import LEADER_CAPTURED, LEADER_KILLED
+from soe_sim.engine.leaders.nb import LW_AFTER_BATTLES, LW_BEFORE_BATTLES, LW_BEFORE_FORCED, LW_BEFORE_MOVES
 from soe_sim.engine.orders import OrderType
 from soe_sim.engine.orders.nb import REMOVED, WD_BLOCKED, WD_NONE, WD_OK
 from soe_sim.engine.state import STATUS
@@ -40,7 +41,8 @@ from soe_sim.playtest.story import (
 
 __all__ = ["narrate", "battle_line", "order_name", "signed_vp", "card_effect"]
 
-_WINDOWS = {0: "before the forced marches", 1: "before the moves", 2: "before the battles", 3: "after the battles"}
+_WINDOWS = {LW_BEFORE_FORCED: "before the forced marches", LW_BEFORE_MOVES: "before the moves",
+            LW_BEFORE_BATTLES: "before the battles", LW_AFTER_BATTLES: "after the battles"}
 _GROUPS = {1: "forced marches", 2: "Recon", 3: "moves", 4: "Withdraw", 5: "Reorganize", 6: "Rail Transport"}
 _CAUSES = {CAUSE.BATTLE: "battle", CAUSE.SUPPLY: "out of supply", CAUSE.STACKING: "overstacked",
            CAUSE.CONTROL: "control", CAUSE.OBJECTIVE: "objective", CAUSE.REINFORCEMENT: "reinforcement",
