@@ -599,3 +599,59 @@ def test_location_codes_and_enums_agree():
     assert [int(x) for x in CardLocation] == list(range(nb.N_LOCATIONS))
     assert CardUse.BATTLE == nb.USE_BATTLE and len(CardUse) == nb.N_USES
     assert CARD_FRONT.ANY == int(CardFront.ANY) and EVENT_KIND.HISTORICAL == int(EventKind.HISTORICAL)
+
+
+def test_battle_card_play_limits(rules, decks):
+    """SoE 7.41.1 "the text on the card describes how the battle will be influenced" — the card's play
+    limits (E-C11: ``attacker_only``, ``defender_only``, ``rail_line``) — and EatS V where SoE is
+    silent: a card designated for a front is played as an event, a battle card included, only on that
+    front (E-C9). Every card of both built-in decks against every (front, role, rail) combination."""
+    cs, _ = fresh(rules, 0)
+    for s in Side:
+        for row in decks[s.slug].itertuples():
+            c = int(row.id) - 1
+            eff = row.effect or {}
+            for front in (FRONT.NORTH, FRONT.SOUTH):
+                for attacker in (True, False):
+                    for on_rail in (True, False):
+                        want = (row.event_kind == "battle"
+                                and row.front in ("any", ("north", "south")[front])
+                                and not (eff.get("attacker_only") and not attacker)
+                                and not (eff.get("defender_only") and attacker)
+                                and not (eff.get("rail_line") and not on_rail))
+                        got = nb.battle_card_playable_nb(cs, s, c, front, attacker, on_rail)
+                        assert got == want, (s.slug, row.id, row.name, front, attacker, on_rail)
+    # the built-in texts: Renault Tanks (Polish 7) "Attacker only", Hold the Line (Polish 17) "Defender
+    # only", Armoured Trains (Polish 13) "on a rail line", Kosciuszko Squadron (Polish 11) "southern front"
+    P = SIDE.POLISH
+    assert nb.battle_card_playable_nb(cs, P, 6, FRONT.NORTH, True, False)
+    assert not nb.battle_card_playable_nb(cs, P, 6, FRONT.NORTH, False, True)
+    assert nb.battle_card_playable_nb(cs, P, 16, FRONT.SOUTH, False, False)
+    assert not nb.battle_card_playable_nb(cs, P, 16, FRONT.SOUTH, True, True)
+    assert nb.battle_card_playable_nb(cs, P, 12, FRONT.NORTH, True, True)
+    assert not nb.battle_card_playable_nb(cs, P, 12, FRONT.NORTH, True, False)
+    assert nb.battle_card_playable_nb(cs, P, 10, FRONT.SOUTH, False, False)
+    assert not nb.battle_card_playable_nb(cs, P, 10, FRONT.NORTH, True, True)
+
+
+def test_battle_card_limit_keys_only_on_battle_cards(tmp_path):
+    """The play-limit keys belong to battle cards; a card cannot be both attacker and defender only."""
+    from soe_sim._paths import data_dir
+    from soe_sim.data._io import Problems
+    from soe_sim.data.cards import read_deck
+
+    src = (data_dir() / "cards" / "polish.csv").read_text().splitlines()
+    lines = []
+    for line in src:
+        if line.startswith("7,"):  # Renault Tanks: both limits
+            line = line.replace("attacker_only:1", "attacker_only:1;defender_only:1")
+        elif line.startswith("6,"):  # Desertions, a historical event: a battle-card limit
+            line = line.replace('"enemy_sp_loss_initiative:1', '"enemy_sp_loss_initiative:1;rail_line:1')
+        lines.append(line)
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards" / "polish.csv").write_text("\n".join(lines) + "\n")
+    problems = Problems()
+    read_deck(tmp_path / "cards" / "polish.csv", problems)
+    text = "\n".join(str(p) for p in problems)
+    assert "cannot be both attacker_only and defender_only" in text
+    assert "only a battle card has play limits" in text and "rail_line" in text

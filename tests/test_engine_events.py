@@ -18,7 +18,7 @@ from soe_sim.engine.battles.nb import (
     B_WINNER,
     N_B,
 )
-from soe_sim.engine.cards import BATTLE_EFFECT_KEYS, card_counts, check_conservation, hand, new_card_state, new_rng
+from soe_sim.engine.cards import BATTLE_EFFECT_KEYS, BATTLE_LIMIT_KEYS, card_counts, check_conservation, hand, new_card_state, new_rng
 from soe_sim.engine.cards import nb as cnb
 from soe_sim.engine.events import nb as enb
 from soe_sim.engine.orders import new_order_state
@@ -166,6 +166,12 @@ def test_table_encodes_every_effect_key(game, game_ea, decks):
         for row in decks[side].itertuples(index=False):
             c = int(row.id) - 1
             eff = dict(row.effect or {})
+            limit = 0
+            for key, bit in BATTLE_LIMIT_KEYS.items():  # play limits: the card state, not the event table
+                if eff.pop(key, 0):
+                    limit |= bit
+                    seen.add(key)
+            assert game.cs.battle_limit[s, c] == limit
             assert t.kind[s, c] == getattr(EVENT_KIND, row.event_kind.upper())
             cond = eff.pop("condition", None)
             if cond is None:
@@ -191,7 +197,7 @@ def test_table_encodes_every_effect_key(game, game_ea, decks):
                     assert v == int(value)
                     if key in BATTLE_EFFECT_KEYS:
                         assert game.cs.battle_effect[s, c, BATTLE_EFFECT_KEYS[key]] == int(value)
-    assert ENGINE_KEYS <= seen and set(BATTLE_EFFECT_KEYS) <= seen
+    assert ENGINE_KEYS <= seen and set(BATTLE_EFFECT_KEYS) <= seen and set(BATTLE_LIMIT_KEYS) <= seen
 
 
 def test_unknown_condition_is_rejected(game, decks, roster, rules):
@@ -427,6 +433,25 @@ def test_spoils_of_war_hand_limit_and_conditions(game):
     assert 51 in g.window(P, ctx)
     out = g.react(P, 51, ctx, -1)
     assert out[enb.EO_CARDS_DRAWN] == 1 and len(hand(g.cs, P)) == 7
+
+
+def test_a_drawing_reaction_does_not_draw_itself_back(game):
+    """SoE 7.13 "Cards are placed in the discard pile after use" (E-C10): Soviet card 24 Captured
+    Supplies (not starred, draw_cards:2) played with an empty draw pile and card 10 alone in the
+    discard pile: the reshuffle of its own draw takes card 10, not card 24, which ends discarded."""
+    g = game
+    g.cs.location[S, :] = cnb.REMOVED
+    g.cs.location[S, 23] = cnb.HAND
+    g.cs.location[S, 9] = cnb.DISCARD
+    g.cs.pile_top[S] = 0
+    g.cs.pile_len[S] = 0
+    ctx = g.battle("vinnytsia", P, S, 3, 1)  # the Soviets won in a key city, inflicting 3 SP
+    assert g.window(S, ctx) == [24]
+    out = g.react(S, 24, ctx, -1)
+    assert out[enb.EO_CARDS_DRAWN] == 1
+    assert hand(g.cs, S) == [10]
+    assert g.cs.location[S, 23] == cnb.DISCARD
+    check_conservation(g.cs)
 
 
 def test_eats_alliance_with_lithuania(game):

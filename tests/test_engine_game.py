@@ -428,6 +428,69 @@ def test_events_are_played_in_random_games():
     assert n_events >= EVENT_GAMES  # about 7 per game with these seeds
 
 
+def test_battle_cards_respect_their_front_and_text():
+    """SoE 7.41.1 with the card's text (E-C11: "Attacker only", "Defender only", "on a rail line") and
+    EatS V where SoE is silent (E-C9: a card designated for a front is played as an event — a battle
+    card is one — only on that front): every battle card of the random campaign games."""
+    from soe_sim.data import load_cards, load_map
+
+    gm = load_map()
+    ip = gm.arrays.rail_indptr
+    decks = {s: load_cards(s).set_index("id") for s in ("polish", "soviet")}
+    n = 0
+    for res in _event_batch("campaign-1920"):
+        ev = res.events.reset_index(drop=True)
+        for i in ev.index[ev["kind"] == "battle_card"]:
+            e = ev.loc[i]
+            j = i + 1
+            while not (ev.loc[j, "kind"] == "battle" and ev.loc[j, "area"] == e["area"]):
+                j += 1
+            attacker = ev.loc[j, "side"] == e["side"]
+            card = decks[e["side"]].loc[int(e["value"])]
+            eff = card["effect"] or {}
+            a = gm.area_index[e["area"]]
+            assert card["front"] in ("any", gm.areas["front"].iat[a]), (e.to_dict(), card["name"])
+            assert not (eff.get("attacker_only") and not attacker), (e.to_dict(), card["name"])
+            assert not (eff.get("defender_only") and attacker), (e.to_dict(), card["name"])
+            assert not (eff.get("rail_line") and ip[a + 1] == ip[a]), (e.to_dict(), card["name"])
+            n += 1
+    assert n >= EVENT_GAMES  # about 3 per game
+
+
+def test_every_front_card_is_placed_before_any_is_revealed():
+    """SoE 7.1 items 1–4 with EatS IV.2 item 1 where SoE is silent on several fronts (G3): each side
+    places one card face down per front before any card is revealed, so no CARD_PLAYED of the phase
+    is logged before the last CARD_PLAY decision, and a card chosen for the north is not offered again
+    for the south. Both sides play their last option (a card) at every choice."""
+    from soe_sim.engine.game.step import StepGame
+
+    with StepGame("kiev-offensive", 2, polish="step", soviet="step") as g:
+        phases = 0
+        while not g.is_terminal and phases < 3:
+            d = g.decision
+            if d.kind != Decision.CARD_PLAY:
+                g.apply(0)
+                continue
+            phases += 1
+            chosen = {}
+            for k in range(4):  # north non-initiative, north initiative, south …
+                d = g.decision
+                assert d.kind == Decision.CARD_PLAY, d
+                ev = g.events
+                now = ev[(ev["round"] == d.round) & (ev["phase"] == d.phase)] if ev is not None else ev
+                assert now is None or not (now["kind"] == "card_played").any(), now.tail()
+                opts = g.legal_options
+                cards = [int(c) for c in opts["card"] if int(c) > 0]
+                assert not set(cards) & chosen.get(d.side, set()), (d, chosen)
+                if cards:
+                    chosen.setdefault(d.side, set()).add(cards[-1])
+                g.apply(len(opts) - 1)
+            ev = g.events
+            now = ev[(ev["round"] == d.round) & (ev["phase"] == d.phase) & (ev["kind"] == "card_played")]
+            assert len(now) == 4
+        assert phases == 3
+
+
 def test_reactions_after_recon_and_battle():
     """Reaction cards (7.1 item 6) are played after one's own Recon (EV9) and after a battle (EV10):
     CARD_PLAYED with USE_REACTION right before the CARD_EVENT of the matching window."""

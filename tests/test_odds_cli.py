@@ -105,6 +105,11 @@ def test_plot_file(tmp_path, capsys):
         (["--attacker", "4i", "--defender", "3i", "--initiative", "attacker:9"], "at most 5"),  # SoE 6.1
         (["--attacker", "4i", "--defender", "3i", "--system", "soe81"], "soe81"),
         (["--attacker", "4i", "--defender", "3i", "--attacker-battle-card", "no such card"], "no such card"),
+        # E-C11: the card's text limits its role (attacker Soviet by default: Polish 7 defends, Soviet 11 attacks)
+        (["--attacker", "4i", "--defender", "3i", "--defender-battle-card", "renault tanks"], "Attacker only"),
+        (["--attacker", "4i", "--defender", "3i", "--attacker-battle-card", "11"], "Defender only"),
+        (["--attacker", "4i", "--defender", "3i", "--attacker-battle-card", "negate_flank:1;defender_only:1"],
+         "Defender only"),
     ],
 )
 def test_bad_input_one_line_exit_2(capsys, args, needle):

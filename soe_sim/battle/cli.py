@@ -21,14 +21,18 @@ SYSTEMS: dict[str, str] = {
 
 
 def _battle_card(value: str | None, side: str, option: str) -> BattleCard | None:
-    """A battle card by deck id / name, or a raw effect code such as ``enemy_extra_loss:1``."""
+    """A battle card by deck id / name, or a raw effect code such as ``enemy_extra_loss:1``; a card
+    whose text limits it to the other role ("Attacker only", "Defender only") is refused."""
     if not value:
         return None
     if ":" in value:
-        return BattleCard.from_effect(value, source=option)
-    from soe_sim.battle.decks import battle_card
+        card = BattleCard.from_effect(value, source=option)
+    else:
+        from soe_sim.battle.decks import battle_card
 
-    return battle_card(side, value, option)
+        card = battle_card(side, value, option)
+    card.check_role(option == "--attacker-battle-card", option)
+    return card
 
 
 def _initiative(text: str) -> tuple[str, int]:

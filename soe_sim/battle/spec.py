@@ -79,6 +79,13 @@ class BattleCard:
     negate_flank: int = 0
     cancel_fortification: int = 0
     cancel_enemy_battle_card: int = 0
+    # play limits from the card's text (data key ``attacker_only`` / ``defender_only`` / ``rail_line``):
+    # when the card may be played, not what it does (the vector ignores them)
+    attacker_only: bool = False
+    defender_only: bool = False
+    rail_line: bool = False
+
+    LIMIT_KEYS = ("attacker_only", "defender_only", "rail_line")
 
     KEYS = (
         "combat_value",
@@ -96,9 +103,13 @@ class BattleCard:
     def from_effect(cls, effect: str, name: str = "", source: str = "--battle-card") -> "BattleCard":
         """Parse ``"enemy_extra_loss:1;combat_value:2"``."""
         values: dict[str, int] = {}
+        limits: dict[str, bool] = {}
         for item in filter(None, (p.strip() for p in effect.split(";"))):
             key, _, raw = item.partition(":")
             key = key.strip()
+            if key in cls.LIMIT_KEYS:
+                limits[key] = raw.strip() not in ("0", "")
+                continue
             if key not in cls.KEYS:
                 from soe_sim.errors import did_you_mean
 
@@ -112,7 +123,17 @@ class BattleCard:
                 raise SoeInputError(
                     Problem(source, name, "effect", item, "effect value must be an integer")
                 ) from None
-        return cls(name=name or effect, **values)
+        return cls(name=name or effect, **values, **limits)
+
+    def check_role(self, attacker: bool, option: str) -> None:
+        """Raise :class:`SoeInputError` when the card's text forbids its play by this side ("Attacker
+        only" / "Defender only"; SoE 7.41.1)."""
+        if self.attacker_only and not attacker:
+            raise SoeInputError(Problem(option, "", "", self.name, "the card says 'Attacker only'",
+                                        "give it as --attacker-battle-card"))
+        if self.defender_only and attacker:
+            raise SoeInputError(Problem(option, "", "", self.name, "the card says 'Defender only'",
+                                        "give it as --defender-battle-card"))
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,10 @@ EFFECT_KEYS: dict[str, str] = {
     "negate_flank": "int",
     "cancel_fortification": "int",
     "cancel_enemy_battle_card": "int",
+    # battle cards: when the card may be played (its text; SoE 7.41.1)
+    "attacker_only": "int",
+    "defender_only": "int",
+    "rail_line": "int",
     # historical / reaction events (engine)
     "enemy_sp_loss_initiative": "int",
     "enemy_sp_loss": "int",
@@ -59,6 +63,7 @@ EFFECT_KEYS: dict[str, str] = {
     "reinforce": "block",
     "at_area": "area",  # the card's reinforce places the block only in this area (EV8 "in Warsaw")
 }
+_BATTLE_LIMIT_KEYS = ("attacker_only", "defender_only", "rail_line")
 _CONDITION_RE = re.compile(r"^[a-z0-9]+([_-][a-z0-9]+)*$")
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
@@ -215,6 +220,13 @@ def read_deck(path: Path, problems: Problems, block_ids=None, area_ids=None) -> 
                            area_ids=area_ids)
         if df["event_kind"].iat[i] == "none" and eff:
             problems.add(path, where, "effect", df["effect"].iat[i], "a card without an event has no effect")
+        limits = [k for k in _BATTLE_LIMIT_KEYS if eff.get(k)]
+        if limits and df["event_kind"].iat[i] != "battle":
+            problems.add(path, where, "effect", limits[0],
+                         "only a battle card has play limits (attacker_only, defender_only, rail_line)")
+        if eff.get("attacker_only") and eff.get("defender_only"):
+            problems.add(path, where, "effect", df["effect"].iat[i],
+                         "a card cannot be both attacker_only and defender_only")
         parsed.append(eff)
     missing = sorted(set(range(1, deck_size + 1)) - set(seen))
     if missing and len(df):

@@ -52,6 +52,7 @@ __all__ = [
     "CardState",
     "NO_CARD",
     "BATTLE_EFFECT_KEYS",
+    "BATTLE_LIMIT_KEYS",
     "card_constants",
     "new_card_state",
     "new_rng",
@@ -71,6 +72,14 @@ BATTLE_EFFECT_KEYS = {
     "negate_flank": nb.E_NEGATE_FLANK,
     "cancel_fortification": nb.E_CANCEL_FORTIFICATION,
     "cancel_enemy_battle_card": nb.E_CANCEL_ENEMY_BATTLE_CARD,
+}
+
+# Effect keys that limit when a battle card may be played (the card's text; bit flags of
+# ``CardState.battle_limit``): not effects of the battle, conditions of the play.
+BATTLE_LIMIT_KEYS = {
+    "attacker_only": nb.LIMIT_ATTACKER_ONLY,
+    "defender_only": nb.LIMIT_DEFENDER_ONLY,
+    "rail_line": nb.LIMIT_RAIL_LINE,
 }
 
 
@@ -136,7 +145,8 @@ class CardState(NamedTuple):
     ``GameState.cubes[:, front]``) · ``event_kind`` int8 (:data:`~soe_sim.data.enums.EVENT_KIND`) · ``front``
     int8 (:data:`~soe_sim.data.enums.CARD_FRONT`) · ``remove_after_event`` bool (starred card,
     7.13) · ``battle_effect`` int64 (2, n, N_EFFECT) the battle-card effect in the layout of
-    :mod:`soe_sim.battle.nb` ``E_*`` (zeros for cards that are not battle cards).
+    :mod:`soe_sim.battle.nb` ``E_*`` (zeros for cards that are not battle cards) · ``battle_limit``
+    int8 (2, n) the battle card's play limits, bit flags ``nb.LIMIT_*`` (:data:`BATTLE_LIMIT_KEYS`).
     """
 
     location: np.ndarray
@@ -151,6 +161,7 @@ class CardState(NamedTuple):
     front: np.ndarray
     remove_after_event: np.ndarray
     battle_effect: np.ndarray
+    battle_limit: np.ndarray
 
     @property
     def n_cards(self) -> int:
@@ -204,6 +215,7 @@ def _deck_arrays(cards: pd.DataFrame, side_name: str, deck_size: int) -> dict:
         "front": np.full(n, int(CardFront.ANY), np.int8),
         "remove_after_event": np.zeros(n, np.bool_),
         "battle_effect": np.zeros((n, N_EFFECT), np.int64),
+        "battle_limit": np.zeros(n, np.int8),
     }
     for row in cards.itertuples(index=False):
         c = int(row.id) - 1
@@ -218,6 +230,8 @@ def _deck_arrays(cards: pd.DataFrame, side_name: str, deck_size: int) -> dict:
             for key, value in (row.effect or {}).items():
                 if key in BATTLE_EFFECT_KEYS:
                     out["battle_effect"][c, BATTLE_EFFECT_KEYS[key]] = int(value)
+                elif key in BATTLE_LIMIT_KEYS and int(value) != 0:
+                    out["battle_limit"][c] |= BATTLE_LIMIT_KEYS[key]
     return out
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "NO_CARD", "N_CUBE_KINDS", "N_EFFECT",
     "E_COMBAT_VALUE", "E_ENEMY_EXTRA_LOSS", "E_OWN_LOSS_REDUCTION", "E_NEGATE_FLANK",
     "E_CANCEL_FORTIFICATION", "E_CANCEL_ENEMY_BATTLE_CARD",
+    "LIMIT_ATTACKER_ONLY", "LIMIT_DEFENDER_ONLY", "LIMIT_RAIL_LINE",
 ]
 
 # --- locations (one per card; SoE 6.0, 7.1) -------------------------------------------------------
@@ -67,6 +68,12 @@ USE_REACTION = 8  # SoE 7.1 item 6, 7.41.4
 N_USES = 9
 
 NO_CARD = 0
+
+# --- play limits of a battle card (bit flags of ``cs.battle_limit``; the card's text, SoE 7.41.1) ------
+LIMIT_ATTACKER_ONLY = 1  # "Attacker only"
+LIMIT_DEFENDER_ONLY = 2  # "Defender only"
+LIMIT_RAIL_LINE = 4  # "Play in a battle in an area on a rail line"
+
 N_CUBE_KINDS = 3  # columns as soe_sim.engine.state.CUBE_INFANTRY / CAVALRY / ALLIED (SoE 3.2)
 
 
@@ -401,6 +408,28 @@ def play_combat_card_from_hand_nb(cs, side, card, rules):
     cs.location[side, card - 1] = IN_PLAY
     cs.use[side, card - 1] = USE_COMBAT_HAND
     return np.int64(cs.combat_modifier[side, card - 1]) + rules.hand_card_bonus
+
+
+@njit(cache=True, _nrt=False)
+def battle_card_playable_nb(cs, side, c, battle_front, attacker, on_rail):
+    """May card index ``c`` (id ``c + 1``) of ``side`` be played as the battle card of a battle on
+    ``battle_front`` (``attacker``: the side attacks; ``on_rail``: the battle's area is on a rail
+    line)? SoE 7.41.1 ("the text on the card describes how the battle will be influenced") with the
+    card's play limits (``cs.battle_limit``), and EatS V where SoE is silent: a card designated for a
+    front is played as an event — a battle card is one — only on that front (reading E-C9)."""
+    if cs.event_kind[side, c] != EVENT_KIND.BATTLE:
+        return False
+    f = cs.front[side, c]
+    if f != CARD_FRONT.ANY and f != battle_front:
+        return False
+    lim = cs.battle_limit[side, c]
+    if (lim & LIMIT_ATTACKER_ONLY) != 0 and not attacker:
+        return False
+    if (lim & LIMIT_DEFENDER_ONLY) != 0 and attacker:
+        return False
+    if (lim & LIMIT_RAIL_LINE) != 0 and not on_rail:
+        return False
+    return True
 
 
 @njit(cache=True, _nrt=False)

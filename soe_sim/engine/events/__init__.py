@@ -62,6 +62,7 @@ from soe_sim.engine.events.nb import (
     TK_BLOCK,
     TK_NONE,
 )
+from soe_sim.engine.cards import BATTLE_LIMIT_KEYS
 from soe_sim.engine.state import NO_AREA, STATUS, GameState
 from soe_sim.errors import Problem, SoeInputError
 
@@ -187,7 +188,7 @@ def event_table(state: GameState, roster, rules=None, decks: dict | None = None,
         df = (decks or {}).get(s.slug)
         tables[s] = load_cards(s.slug) if df is None else df
         for eff in tables[s]["effect"]:
-            max_fx = max(max_fx, len([k for k in (eff or {}) if k != "condition"]))
+            max_fx = max(max_fx, len([k for k in (eff or {}) if k != "condition" and k not in BATTLE_LIMIT_KEYS]))
     kind = np.zeros((2, n), np.int8)
     front = np.full((2, n), int(CardFront.ANY), np.int8)
     cond = np.zeros((2, n), np.int8)
@@ -204,7 +205,7 @@ def event_table(state: GameState, roster, rules=None, decks: dict | None = None,
                                             f"expected 1..{n}"))
             kind[s, c] = int(EventKind.from_slug(row.event_kind))
             front[s, c] = int(CardFront.from_slug(row.front))
-            eff = dict(row.effect or {})
+            eff = {k: v for k, v in (row.effect or {}).items() if k not in BATTLE_LIMIT_KEYS}  # play limits: cards
             if "condition" in eff:
                 cond[s, c], cond_value[s, c] = _condition_code(str(eff.pop("condition")),
                                                                f"data/cards/{s.slug}.csv card {row.id}")
@@ -311,10 +312,15 @@ def add_events_area(state: GameState, roster, block_ids) -> GameState:
 
 def new_game_with_events_area(scenario, game_map, roster, rules, decks: dict | None = None) -> GameState:
     """:func:`~soe_sim.engine.state.new_game` plus the Events' Area blocks the (not removed) event
-    cards can bring in (:func:`events_area_blocks`, :func:`add_events_area`)."""
+    cards can bring in (:func:`events_area_blocks`, :func:`add_events_area`) — none in a scenario with
+    the ``no_reinforcement_phase`` rule: "Reinforcements and leaders are not used in this scenario" (SoE
+    7.9, Scenario 1), so a ``reinforce:`` card has no block to bring and its event is not offered (EV2,
+    reading D14)."""
     from soe_sim.engine.state import new_game
 
     state = new_game(scenario, game_map, roster, rules)
+    if any(r.get("kind") == "no_reinforcement_phase" for r in (getattr(scenario, "special_rules", None) or [])):
+        return state
     ids = events_area_blocks(state, roster, decks, getattr(scenario, "removed_cards", None))
     return add_events_area(state, roster, ids)
 

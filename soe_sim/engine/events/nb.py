@@ -41,7 +41,7 @@ from soe_sim.engine.battles.nb import (
     B_FOUGHT,
     B_WINNER,
 )
-from soe_sim.engine.cards.nb import HAND, NO_CARD, draw_cards_to_limit_nb, play_reaction_card_nb
+from soe_sim.engine.cards.nb import DISCARD, HAND, IN_PLAY, NO_CARD, draw_cards_to_limit_nb, play_reaction_card_nb
 from soe_sim.engine.nb import enemy_presence_nb, side_sign_nb, supply_depots_nb, vp_add_nb
 from soe_sim.engine.state import STATUS
 
@@ -531,7 +531,14 @@ def apply_event_nb(state, cards, orders, map_arrays, table, active_nations, side
                         mask[b] = True
                 _losses_strongest_first_nb(state, mask, val, out)
         elif code == FX_DRAW_CARDS:
+            # SoE 7.13 "placed in the discard pile after use": the card being resolved is still in use,
+            # so a reshuffle during its own draw does not take it back into the pile (E-C10)
+            c0 = card - 1
+            was = cards.location[side, c0]
+            if was == DISCARD:
+                cards.location[side, c0] = IN_PLAY
             out[EO_CARDS_DRAWN] += draw_cards_to_limit_nb(cards, side, val, table.hand_limit, rng)
+            cards.location[side, c0] = was
         elif code == FX_INITIATIVE:
             f = _front_of_event_nb(table, side, card, ctx)
             if f >= 0:

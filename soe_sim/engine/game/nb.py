@@ -59,6 +59,7 @@ from soe_sim.engine.cards.nb import (
     USE_EVENT,
     USE_REACTION,
     apply_card_play_nb,
+    battle_card_playable_nb,
     card_counts_nb,
     discard_nb,
     draw_combat_card_nb,
@@ -974,28 +975,34 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
 
 @njit(cache=True, _nrt=True)
 def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders):
-    """SoE 7.1: per front (north first, SoE 10.0), each side plays at most one card: orders (7.11,
-    ``extra_orders[side, front]``), cubes (7.12), a historical event (7.13) or pass.
+    """SoE 7.1: per front, each side plays at most one card: orders (7.11, ``extra_orders[side,
+    front]``), cubes (7.12), a historical event (7.13) or pass.
 
-    The choice is face down and simultaneous (7.1 items 1–4): the non-initiative side chooses, then
-    the initiative side chooses *before anything is revealed* — its options and features are
-    computed on the position as it was, and the first card is still in the first side's hand — then
-    the non-initiative card is revealed and resolved, then the initiative card (G3). An event is
-    offered only when ``events.nb.event_usable_nb`` says it would do something on this front (EV2);
-    its target is an EVENT_TARGET decision at its reveal. An event that the other card's event has
-    left with nothing to act on fizzles (the card is still played)."""
+    The choice is face down and simultaneous (7.1 items 1–4), and every front's cards are placed
+    before any is revealed (EatS IV.2 item 1, where SoE is silent on several fronts; reading G3):
+    per front, north first (SoE 10.0), the non-initiative side chooses, then the initiative side — the
+    options and features of every choice are computed on the position as it was, a card chosen for
+    an earlier front is no longer in its side's hand, and the other side's cards are still in theirs.
+    Then the cards are revealed and resolved in the same order (north non-initiative, north
+    initiative, south …; SoE 7.1 items 3–4). An event is offered only when
+    ``events.nb.event_usable_nb`` says it would do something on its front (EV2); its target is an
+    EVENT_TARGET decision at its reveal. An event that an earlier card's event has left with nothing
+    to act on fizzles (the card is still played)."""
     n_cards = cs.location.shape[1]
     size = 1 + 3 * n_cards
+    nf = cfg.card_fronts
     cards = np.empty(size, dtype=np.int64)
     uses = np.empty(size, dtype=np.int64)
-    chosen_card = np.zeros(2, dtype=np.int64)
-    chosen_use = np.zeros(2, dtype=np.int64)
+    chosen_card = np.zeros((nf, 2), dtype=np.int64)
+    chosen_use = np.zeros((nf, 2), dtype=np.int64)
+    first_side = np.zeros(nf, dtype=np.int64)
     ev_ctx = np.empty(evnb.N_X, dtype=np.int64)  # scratch of event_usable_scratch_nb
     ev_involved = np.zeros(state.block_side.shape[0], dtype=np.bool_)
     ev_tmp = np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64)
-    for f in range(cfg.card_fronts):
+    for f in range(nf):
         ini = state.initiative_side[f]
         first = 1 - ini if ini >= 0 else SIDE.POLISH
+        first_side[f] = first
         for k in range(2):  # 7.1 items 1, 2: both choose face down
             s = first if k == 0 else 1 - first
             n = legal_card_plays_nb(cs, s, f, cards, uses)
@@ -1013,15 +1020,21 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
                 pnb.fill_card_play_event_features_nb(state, cs, orders, policies, cfg.etable, s, f, cards, uses, n,
                                                      feat)
             c = decide_nb(policies, s, DECISION.CARD_PLAY, n, feat, rng_policy, ctr, cfg)
-            chosen_card[s] = cards[c]
-            chosen_use[s] = uses[c]
+            chosen_card[f, s] = cards[c]
+            chosen_use[f, s] = uses[c]
+            if cards[c] != NO_CARD:  # face down on the table: not in the hand for the next front
+                cs.location[s, cards[c] - 1] = IN_PLAY
+    for f in range(nf):
         for k in range(2):  # 7.1 items 3, 4: the non-initiative card is revealed first
-            s = first if k == 0 else 1 - first
+            s = first_side[f] if k == 0 else 1 - first_side[f]
+            if chosen_card[f, s] != NO_CARD:
+                cs.location[s, chosen_card[f, s] - 1] = HAND  # apply_card_play_nb plays it from the hand
             # 7.12: the cubes go to the front's pool
-            extra, ev = apply_card_play_nb(cs, s, chosen_card[s], chosen_use[s], state.cubes[:, f])
+            extra, ev = apply_card_play_nb(cs, s, chosen_card[f, s], chosen_use[f, s], state.cubes[:, f])
             extra_orders[s, f] += extra
-            if chosen_card[s] != NO_CARD:
-                log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, chosen_card[s], chosen_use[s])
+            if chosen_card[f, s] != NO_CARD:
+                log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, chosen_card[f, s],
+                             chosen_use[f, s])
             if ev != NO_CARD:
                 evnb.card_play_context_nb(ew.ctx, f)
                 ew.involved[:] = False
@@ -1523,8 +1536,9 @@ def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies,
     n_cards = cs.location.shape[1]
     opts[0] = NO_CARD
     k = 1
-    for c in range(n_cards):
-        if cs.location[side, c] == HAND and cs.event_kind[side, c] == EVENT_KIND.BATTLE:
+    on_rail = m.rail_indptr[area + 1] > m.rail_indptr[area]
+    for c in range(n_cards):  # the card's front (E-C9) and text (attacker / defender only, rail line)
+        if cs.location[side, c] == HAND and battle_card_playable_nb(cs, side, c, m.front[area], attacker, on_rail):
             opts[k] = c + 1
             k += 1
     feat = feat_buffer_nb(policies, side, k, ctr)
