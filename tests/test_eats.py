@@ -129,6 +129,22 @@ def test_eats_iv_1_both_fronts_draw_12_hold_13():
     assert (k.draw_per_round, k.hand_limit, k.two_front_extra_draw) == (6, 7, 2)
 
 
+def test_one_front_card_keys_reach_the_3_4_player_scenarios(tmp_path):
+    """SoE 10.1 keeps the one-front draw and hand limit for a player commanding both fronts, so the SoE
+    ruleset's ``cards.*_both_fronts`` are 0 ("as the one-front keys") and a variant's hand limit 8
+    (``data/variants/attacker-friendly.toml``) reaches kiev-offensive (audit 2026-11-26: it was
+    masked by a both-fronts 7)."""
+    from soe_sim._paths import data_dir
+    from soe_sim.rules import load_rules
+
+    rules = load_rules("soe", [data_dir() / "variants" / "attacker-friendly.toml"])
+    assert rules["cards.hand_limit"] == 8
+    for scenario in ("kiev-offensive", "tutorial"):
+        assert game_setup(scenario, rules).kr.hand_limit == 8
+        assert game_setup(scenario, rules).etable.hand_limit == 8
+    assert game_setup("kiev-offensive", "soe").kr.hand_limit == 7
+
+
 def test_eats_xii_1_immediate_victory_from_the_ruleset():
     """EatS XII.1: 15 VP or a Soviet capture of Warsaw wins at once; the ruleset adds the conditions
     a scenario lacks (the tutorial) and does not duplicate those the EatS scenarios already carry."""
@@ -529,6 +545,23 @@ def test_eats_x_reinforcement_options_in_the_phase():
         seen[ruleset] = (order_ok, brigade_grown, away_builds)
     assert seen["eats"][:2] == (True, True) and seen["eats"][2] == 0
     assert seen["soe"][0] is True and seen["soe"][1] is False and seen["soe"][2] > 0
+
+
+def test_eats_x_warsaw_strategic_cubes_on_either_front():
+    """EatS X (V14): "If the Polish side is led by one player, he can use these [Warsaw's]
+    reinforcements with no limits" — some southern blocks are strengthened from Warsaw's pool; SoE 8.5
+    (RF11): a strategic city's cubes only on its own front, so none are."""
+    south = {}
+    for ruleset in ("eats", "soe"):
+        s, runs = _reinforce_events(ruleset)
+        warsaw = s.game_map.index("warsaw")
+        front = s.game_map.arrays.front
+        south[ruleset] = sum(1 for state, ev in runs for e in ev
+                             if e["kind"] == EVENT.STRENGTHEN and int(e["value2"]) == warsaw
+                             and front[int(e["area"])] != front[warsaw])
+    assert _setup("kiev-offensive", "soe").rr.strategic_same_front
+    assert not _setup("kiev-offensive", "eats").rr.strategic_same_front
+    assert south["eats"] > 0 and south["soe"] == 0
 
 
 def test_eats_ii_3_internment():

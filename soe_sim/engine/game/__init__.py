@@ -384,13 +384,15 @@ def ruleset_scenario(scenario, roster, rules):
 def ruleset_for_scenario(rules, scenario):
     """``rules`` with the card draw and hand limit of a player commanding both fronts when the
     scenario is played by one player per side of a 3–4 player scenario (``cards.*_both_fronts``:
-    SoE 10.1 keeps 6 / 7, EatS IV.1 draws 12 and holds 13). Unchanged otherwise."""
+    SoE 10.1 keeps 6 / 7, EatS IV.1 draws 12 and holds 13; 0 = the one-front value, so that a change of
+    ``cards.draw_per_round`` / ``hand_limit`` reaches these scenarios too). Unchanged otherwise."""
     from soe_sim.rules import Rules
 
     players = list(scenario.players or [2, 2])
     if max(players) <= 2:
         return rules
-    draw, limit = int(rules["cards.draw_per_round_both_fronts"]), int(rules["cards.hand_limit_both_fronts"])
+    draw = int(rules["cards.draw_per_round_both_fronts"]) or int(rules["cards.draw_per_round"])
+    limit = int(rules["cards.hand_limit_both_fronts"]) or int(rules["cards.hand_limit"])
     if (draw, limit) == (int(rules["cards.draw_per_round"]), int(rules["cards.hand_limit"])):
         return rules
     values = copy.deepcopy(rules.values)

@@ -2226,7 +2226,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                 for q in range(3):
                     pool[q] = strat[pi, q]
                 p_area = pi
-                p_front = m.front[pi]
+                p_front = m.front[pi] if rr.strategic_same_front else -1  # SoE 8.5 (EatS X: anywhere, V14)
                 if cfg.two_front and pi == cfg.klintsy:  # SoE 10.2: the nearest Soviet leader's front (RF12)
                     p_front = nearest_leader_front_nb(m.adj_indptr, m.adj_indices, m.front, pi, SIDE.SOVIET,
                                                       state.block_side, state.block_arm, state.block_area,
@@ -2259,7 +2259,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                     k2 = home_build_pairs_only_nb(state, m, s, k2, build_b, build_a)  # EatS X.3, X.4 (V9)
                 if p_area < 0 and p_front >= 0 and k2 > 0:
                     k2 = front_build_pairs_only_nb(m, s, p_front, k2, build_b, build_a)  # EatS X: a front's RP (V8)
-                if p_area >= 0 and p_front != m.front[p_area]:
+                if p_area >= 0 and p_front >= 0 and p_front != m.front[p_area]:
                     k2 = 0  # SoE 10.2: Klintsy's cubes given to the other front are used there, not built at Klintsy
                 if k1 + k2 == 0:
                     break

@@ -96,6 +96,7 @@ def reinforce_constants(rules) -> ReinforceRules:
         saved_cubes_per_front=bool(r["reinforcement.saved_cubes_per_front"]),
         built_brigade_may_strengthen=bool(r["reinforcement.built_brigade_may_strengthen"]),
         own_nation_builds_at_supply_source_only=bool(r["reinforcement.own_nation_builds_at_supply_source_only"]),
+        strategic_same_front=bool(r["reinforcement.strategic_same_front"]),
         combine_same_arm=bool(r["reinforcement.combine_same_arm"]),
     )
 

@@ -88,6 +88,7 @@ class ReinforceRules(NamedTuple):
     saved_cubes_per_front: bool  # EatS X: a saved pool per front, spent there (SoE 8.3: one pool per side, RF14)
     built_brigade_may_strengthen: bool  # EatS X.4 (SoE 8.4: no)
     own_nation_builds_at_supply_source_only: bool  # EatS X.3, X.4: Warsaw / the Eastern Links (SoE 8.4: any depot)
+    strategic_same_front: bool  # SoE 8.5: a strategic city's cubes only on its front (EatS X: Warsaw's anywhere)
     combine_same_arm: bool  # RF8: 8.2 absorbs only blocks of the absorbing division's arm (the engine's reading)
 
 
