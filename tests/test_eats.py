@@ -134,14 +134,12 @@ def test_one_front_card_keys_reach_the_3_4_player_scenarios(tmp_path):
     ruleset's ``cards.*_both_fronts`` are 0 ("as the one-front keys") and a variant's hand limit 8
     (``data/variants/attacker-friendly.toml``) reaches kiev-offensive (audit 2026-11-26: it was
     masked by a both-fronts 7)."""
-    from soe_sim._paths import data_dir
-    from soe_sim.rules import load_rules
+    from soe_sim.design.variant import variant_setup
 
-    rules = load_rules("soe", [data_dir() / "variants" / "attacker-friendly.toml"])
-    assert rules["cards.hand_limit"] == 8
     for scenario in ("kiev-offensive", "tutorial"):
-        assert game_setup(scenario, rules).kr.hand_limit == 8
-        assert game_setup(scenario, rules).etable.hand_limit == 8
+        s = variant_setup(scenario, "attacker-friendly")
+        assert s.rules["cards.hand_limit"] == 8
+        assert s.kr.hand_limit == 8 and s.etable.hand_limit == 8
     assert game_setup("kiev-offensive", "soe").kr.hand_limit == 7
 
 

@@ -981,8 +981,9 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
     The choice is face down and simultaneous (7.1 items 1–4), and every front's cards are placed
     before any is revealed (EatS IV.2 item 1, where SoE is silent on several fronts; reading G3):
     per front, north first (SoE 10.0), the non-initiative side chooses, then the initiative side — the
-    options and features of every choice are computed on the position as it was, a card chosen for
-    an earlier front is no longer in its side's hand, and the other side's cards are still in theirs.
+    options and features of every choice are computed on the position as it was, and every chosen card
+    stays in its side's hand until its reveal (so the live arrays show no choice to the other side); a
+    card a side chose for an earlier front is not offered to it again.
     Then the cards are revealed and resolved in the same order (north non-initiative, north
     initiative, south …; SoE 7.1 items 3–4). An event is offered only when
     ``events.nb.event_usable_nb`` says it would do something on its front (EV2); its target is an
@@ -1008,6 +1009,12 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
             n = legal_card_plays_nb(cs, s, f, cards, uses)
             j = 0
             for i in range(n):  # G3: an event play only when the event would do something (EV2)
+                taken = False  # placed face down for an earlier front: still in the hand, no longer to choose
+                for f0 in range(f):
+                    if cards[i] != NO_CARD and chosen_card[f0, s] == cards[i]:
+                        taken = True
+                if taken:
+                    continue
                 if uses[i] != USE_EVENT or evnb.event_usable_scratch_nb(state, cs, orders, m, cfg.etable, ew.active,
                                                                         s, cards[i], f, ev_ctx, ev_involved, ev_tmp):
                     cards[j] = cards[i]
@@ -1022,13 +1029,9 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
             c = decide_nb(policies, s, DECISION.CARD_PLAY, n, feat, rng_policy, ctr, cfg)
             chosen_card[f, s] = cards[c]
             chosen_use[f, s] = uses[c]
-            if cards[c] != NO_CARD:  # face down on the table: not in the hand for the next front
-                cs.location[s, cards[c] - 1] = IN_PLAY
     for f in range(nf):
         for k in range(2):  # 7.1 items 3, 4: the non-initiative card is revealed first
             s = first_side[f] if k == 0 else 1 - first_side[f]
-            if chosen_card[f, s] != NO_CARD:
-                cs.location[s, chosen_card[f, s] - 1] = HAND  # apply_card_play_nb plays it from the hand
             # 7.12: the cubes go to the front's pool
             extra, ev = apply_card_play_nb(cs, s, chosen_card[f, s], chosen_use[f, s], state.cubes[:, f])
             extra_orders[s, f] += extra
@@ -2852,6 +2855,7 @@ def copy_cards_into_nb(src, dst):
     _copy_array_nb(src.front, dst.front)
     _copy_array_nb(src.remove_after_event, dst.remove_after_event)
     _copy_array_nb(src.battle_effect, dst.battle_effect)
+    _copy_array_nb(src.battle_limit, dst.battle_limit)
 
 
 @njit(cache=True, _nrt=False)
