@@ -80,7 +80,7 @@ SCENARIO_SCHEMA: dict = {
     "garrison": _LIST, "deployment": _LIST, "reinforcement": _LIST, "special_rule": _LIST, "objective": _LIST,
     "force_pool": dict(_SIDES), "removed_cards": dict(_SIDES),
     "cubes": {"polish": dict(_CUBES), "soviet": dict(_CUBES)},
-    "victory": {"kind": _ANY, "draw_on_tie": _ANY, "immediate": _LIST, "description": _ANY},
+    "victory": {"kind": _ANY, "immediate": _LIST, "description": _ANY},
 }
 _PROVENANCE = ("source", "sources")
 
