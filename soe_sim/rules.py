@@ -121,6 +121,18 @@ _AT_LEAST_ONE = (
     "blocks.leader_sp",
 )
 
+# The item type of each list rule whose SoE value is empty (there the schema cannot show it), as an
+# example item: every list rule's items are type-checked (a list rule missing here and empty in soe.toml
+# fails tests/test_input_errors.py).
+_LIST_ITEM = {"internment.return_areas": "", "internment.return_delays": 0}
+
+# Rules the engine honours at one value only: (value, why). The battle kernel moves the initiative by at
+# most one level per battle whatever the rule says (battle/nb.py resolve_nb).
+_ONLY_VALUE = {
+    "initiative.max_change_per_battle": (1, "the engine moves the initiative by one level per battle (SoE 6.1, "
+                                            "EatS II.4.3); other values are not implemented"),
+}
+
 
 @lru_cache(maxsize=1)
 def _schema() -> dict:
@@ -173,14 +185,16 @@ def _check_values(values: dict, origins: dict, files: list[str], problems: list[
                 problems.append(Problem(where, "", dotted, value, f"expected {_type_name(like)}"))
                 continue
             items = value if isinstance(value, list) else [value]
-            if isinstance(value, list) and like:
-                bad = [v for v in value if not _same_kind(v, like[0])]
-                if bad:
-                    problems.append(Problem(where, "", dotted, value, f"expected a list of {_type_name(like[0])}s"))
-                    continue
+            item = (like[0] if like else _LIST_ITEM.get(dotted)) if isinstance(value, list) else None
+            if item is not None and not all(_same_kind(v, item) for v in value):
+                problems.append(Problem(where, "", dotted, value, f"expected a list of {_type_name(item)}s"))
+                continue
             low = 1 if dotted in _AT_LEAST_ONE else 0
             if any(isinstance(v, (int, float)) and not isinstance(v, bool) and v < low for v in items):
                 problems.append(Problem(where, "", dotted, value, f"must be at least {low}"))
+            elif dotted in _ONLY_VALUE and value != _ONLY_VALUE[dotted][0]:
+                only, why = _ONLY_VALUE[dotted]
+                problems.append(Problem(where, "", dotted, value, f"must be {only}: {why}"))
         for key in node:
             if key not in ref:
                 problems.append(Problem(origins.get(prefix + key, first), "", prefix + key, node[key],

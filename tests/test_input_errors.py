@@ -340,3 +340,43 @@ def test_variant_changing_an_entry_of_a_list_the_scenario_lacks(tmp_path, capsys
     assert "no objective list here" in line and "[[scenario.objective]]" in line
     assert main(["compare", "-v", str(variant), "-s", "kiev-offensive", "-n", "2", "--format", "json"]) == 0
     capsys.readouterr()
+
+
+def test_list_rule_items_are_type_checked_even_when_the_soe_list_is_empty(tmp_path, capsys):
+    # audit H F6: soe.toml's internment lists are empty, so their items were never checked and
+    # return_delays = ["x"] crashed game set-up with a bare ValueError
+    from soe_sim.rules import _LIST_ITEM, _schema
+
+    empty = [f"{t}.{k}" for t, tab in _schema().items() if isinstance(tab, dict)
+             for k, v in tab.items() if isinstance(v, list) and not v]
+    assert sorted(empty) == sorted(_LIST_ITEM)  # every empty SoE list has its item type
+    overlay = tmp_path / "delay.toml"
+    overlay.write_text('[meta]\nbase = "eats"\n[internment]\nreturn_areas = ["grodno"]\nreturn_delays = ["x"]\n')
+    assert main(["simulate", "-s", "tutorial", "-n", "1", "--threads", "1", "--ruleset", str(overlay)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "delay.toml" in line and "'internment.return_delays': expected a list of integers (got ['x'])" in line
+    overlay.write_text('[meta]\nbase = "eats"\n[internment]\nreturn_areas = [3]\nreturn_delays = [3]\n')
+    assert main(["validate", str(overlay)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "'internment.return_areas': expected a list of strings (got [3])" in line
+    variant = tmp_path / "v.toml"
+    variant.write_text('name = "v"\ndescription = "x"\nruleset = "eats"\n[rules]\ninternment.return_delays = ["x"]\n')
+    assert main(["validate", str(variant)]) == 2
+    assert "expected a list of integers" in _error_lines(capsys)[0]  # not "a list of an integers"
+
+
+@pytest.mark.parametrize("value", [0, 2, 99])
+def test_initiative_change_other_than_one_is_rejected(tmp_path, value):
+    # audit H F11: the battle kernel moves the initiative by min(1, value) levels and still flips at the
+    # minimum, so only 1 is honoured
+    from soe_sim.rules import load_rules
+
+    overlay = tmp_path / "ini.toml"
+    overlay.write_text(f'[meta]\nbase = "eats"\n[initiative]\nmax_change_per_battle = {value}\n')
+    with pytest.raises(SoeInputError) as err:
+        load_rules(overlay)
+    (problem,) = err.value.problems
+    assert problem.field == "initiative.max_change_per_battle" and problem.value == value
+    assert "must be 1" in problem.message and "not implemented" in problem.message
+    overlay.write_text('[meta]\nbase = "eats"\n[initiative]\nmax_change_per_battle = 1\n')
+    assert load_rules(overlay)["initiative.max_change_per_battle"] == 1

@@ -304,7 +304,10 @@ def _type_ok(expected, value) -> bool:
     return True
 
 
-def _type_name(v) -> str:
+def _type_name(v, plural: bool = False) -> str:
+    if plural:
+        return {bool: "true / false values", int: "integers", float: "numbers", str: "strings"}.get(
+            type(v), type(v).__name__ + "s")
     return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(type(v), type(v).__name__)
 
 
@@ -365,7 +368,8 @@ def merge_checked(base, overlay: dict, file: str, section: str, problems: list, 
                               prefix=dotted + ".")
             elif isinstance(value, list):
                 if strict and cur and not all(_type_ok(cur[0], x) for x in value):
-                    problems.append(Problem(file, where, dotted, value, f"expected a list of {_type_name(cur[0])}s"))
+                    problems.append(Problem(file, where, dotted, value,
+                                            f"expected a list of {_type_name(cur[0], plural=True)}"))
                     continue
                 base[k] = copy.deepcopy(value)
             else:
