@@ -380,3 +380,42 @@ def test_initiative_change_other_than_one_is_rejected(tmp_path, value):
     assert "must be 1" in problem.message and "not implemented" in problem.message
     overlay.write_text('[meta]\nbase = "eats"\n[initiative]\nmax_change_per_battle = 1\n')
     assert load_rules(overlay)["initiative.max_change_per_battle"] == 1
+
+
+# audit H F5: `validate` runs the checks game set-up runs on a ruleset (engine.game.ruleset_problems)
+_SETUP_ONLY = [
+    ("badgroup", '[orders]\nexecute_before_battles = ["forced_march", "move", "recon", "reorganize", '
+     '"rail_transport", "withdrw"]\n', "unknown order execution group", "did you mean `withdraw`?"),
+    ("dupgroup", '[orders]\nexecute_before_battles = ["forced_march", "move", "move", "withdraw"]\n'
+     "execute_after_battles = []\n", "every order execution group must be listed exactly once", "groups:"),
+    ("territory", '[internment]\nterritory = "atlantis"\n', "unknown territory", None),
+    ("return-area", '[internment]\nreturn_areas = ["grodno", "narnia"]\nreturn_delays = [1, 2]\n',
+     "unknown area", None),
+    ("side", '[victory]\nimmediate_capture_side = "martians"\n', "expected a side", "one of polish, soviet"),
+    ("closed", '[internment]\nclosed_to = "nobody"\n', "expected a side", None),
+    ("chart", "[combat]\nchart_min_value = [0, 4, 7]\n", "must have one entry per chart_min_value entry", None),
+    ("deck-size", "[cards]\ndeck_size = 54\n", "expected the ids 1..54 (cards.deck_size)", None),
+]
+
+
+@pytest.mark.parametrize("name, body, needle, hint", _SETUP_ONLY, ids=[c[0] for c in _SETUP_ONLY])
+def test_validate_runs_the_set_up_checks_of_a_ruleset(tmp_path, capsys, name, body, needle, hint):
+    overlay = tmp_path / f"{name}.toml"
+    overlay.write_text('[meta]\nbase = "eats"\n' + body)
+    assert main(["validate", str(overlay)]) == 2
+    lines = _error_lines(capsys)
+    assert len(lines) == (2 if name == "deck-size" else 1), lines  # deck-size: both decks, each named
+    line = lines[0]
+    assert needle in line and (hint is None or hint in line), line
+    assert ("cards/polish.csv" if name == "deck-size" else f"{name}.toml") in line
+    assert main(["simulate", "-s", "tutorial", "-n", "1", "--threads", "1", "--ruleset", str(overlay)]) == 2
+    assert needle in _error_lines(capsys)[0]  # the same check, the same message
+
+
+def test_validate_a_data_copy_runs_the_set_up_checks_of_its_rules(tmp_path, capsys):
+    mine = tmp_path / "mydata"
+    shutil.copytree(DATA, mine)
+    (mine / "rules" / "odd.toml").write_text('[meta]\nbase = "soe"\n[victory]\nimmediate_capture_area = "warsw"\n')
+    assert main(["validate", str(mine)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "odd.toml" in line and "immediate_capture_area" in line and "did you mean `warsaw`?" in line
