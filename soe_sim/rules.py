@@ -370,17 +370,49 @@ def _rules_stamp(ruleset: str, overlays: tuple[str, ...]) -> tuple:
     return file_stamps(files)
 
 
+def _same_files(a: Iterable[str], b: Iterable[str]) -> bool:
+    return [Path(f).resolve() for f in a] == [Path(f).resolve() for f in b]
+
+
+def _overlay_base(parent, path: Path, loaded: tuple) -> tuple:
+    """``loaded`` (``values, sources, files, origins`` so far) made ready for an overlay whose ``[meta]
+    base`` is ``parent``: unchanged when ``parent`` is one of the files already merged (an overlay of
+    ``soe`` applies over ``eats`` too); the chain of ``parent`` when what is merged so far is the start
+    of that chain (``soe`` plus an overlay of ``eats`` is ``eats`` plus the overlay: the base is honoured,
+    never dropped); otherwise an error, since the overlay would change a ruleset it was not written for."""
+    files = loaded[2]
+    if not isinstance(parent, str):
+        raise SoeInputError(Problem(str(path), "meta", "base", parent, "expected the name of another ruleset",
+                                    "e.g. base = \"soe\""))
+    parent_path = _ruleset_path(parent)
+    if any(_same_files([f], [parent_path]) for f in files):
+        return loaded
+    chain = _load_chain(parent)
+    if _same_files(files, chain[2][:len(files)]):
+        return chain
+    names = " + ".join(Path(f).stem for f in files)
+    raise SoeInputError(Problem(str(path), "meta", "base", parent,
+                                f"this overlay is based on {parent}, but it would be applied over {names}",
+                                f"apply it over {parent} (a ruleset or an earlier overlay such as "
+                                f"`--rules {parent}`), or change its base"))
+
+
 @lru_cache(maxsize=32)
 def _load_cached(base: str, overlays: tuple[str, ...], stamp: tuple = ()) -> Rules:
-    values, sources, files, origins = _load_chain(base)
+    loaded = _load_chain(base)
     problems: list[Problem] = []
     for overlay in overlays:
         path = _ruleset_path(overlay)
         data = _read_toml(path)
+        meta = data.get("meta", {})
+        parent = meta.pop("base", None) if isinstance(meta, dict) else None
+        if parent is not None:  # honoured: an EatS overlay given to `odds --rules` is EatS + its change
+            loaded = _overlay_base(parent, path, loaded)
+        values, sources, files, origins = loaded
         sources.update(data.pop("sources", {}))
-        data.get("meta", {}).pop("base", None)
         _merge(values, data, str(path), "", problems, origins)
         files.append(str(path))
+    values, sources, files, origins = loaded
     if not problems:
         _check_values(values, origins, files, problems)
     if problems:
@@ -411,7 +443,10 @@ def load_rules(ruleset: str | Path = "soe", overlays: Iterable[str | Path] = ())
         :class:`~soe_sim.errors.SoeInputError` with a suggestion.
     overlays : iterable of str or Path
         Variant files whose keys replace the base ones; unknown keys are an error naming the
-        file and key with a suggestion.
+        file and key with a suggestion. An overlay's ``[meta] base`` is honoured: it must be one of
+        the files merged so far, or those files the start of its chain (then the rest of the chain
+        is merged first: ``load_rules("soe", [f])`` with ``base = "eats"`` in ``f`` is EatS plus
+        ``f``); any other base is a :class:`~soe_sim.errors.SoeInputError`.
 
     Returns
     -------

@@ -419,3 +419,35 @@ def test_validate_a_data_copy_runs_the_set_up_checks_of_its_rules(tmp_path, caps
     assert main(["validate", str(mine)]) == 2
     (line,) = _error_lines(capsys)
     assert "odd.toml" in line and "immediate_capture_area" in line and "did you mean `warsaw`?" in line
+
+
+def test_an_overlays_base_is_honoured(tmp_path, capsys):
+    # audit H F7: `[meta] base = "eats"` in an overlay was dropped, so `odds --rules` gave SoE + the change
+    import json
+
+    from soe_sim.rules import load_rules
+
+    overlay = tmp_path / "eats_gv3.toml"
+    overlay.write_text('[meta]\nbase = "eats"\n[combat]\ngreat_victory_losses = 3\n')
+    rules, eats = load_rules("soe", [overlay]), load_rules("eats")
+    assert rules["meta.id"] == "eats" and rules["combat.great_victory_losses"] == 3
+    assert [Path(f).name for f in rules.files] == ["soe.toml", "eats.toml", "eats_gv3.toml"]
+    rules.values["combat"]["great_victory_losses"] = eats["combat.great_victory_losses"]
+    assert rules.values == eats.values  # EatS plus the one change
+    assert load_rules("eats", ["no-leader-abilities"])["meta.id"] == "eats"  # an SoE overlay applies over EatS
+    other = tmp_path / "nla_based.toml"
+    other.write_text('[meta]\nbase = "no-leader-abilities"\n[combat]\nflank_penalty = 1\n')
+    with pytest.raises(SoeInputError) as err:
+        load_rules("eats", [other])  # no-leader-abilities is SoE's, not EatS's: refused, not silently mixed
+    (problem,) = err.value.problems
+    assert problem.file.endswith("nla_based.toml") and problem.field == "base"
+    assert problem.value == "no-leader-abilities" and "applied over soe + eats" in problem.message
+    # SoE 7.34 / EatS: a fortified defender negates the flank penalty only under SoE
+    args = ["odds", "--attacker", "4i/4i", "--defender", "4i", "--fortified", "--attacker-card", "hand:3",
+            "--defender-card", "hand:0", "--format", "json"]
+    losses = {}
+    for name, extra in (("soe", []), ("eats", ["--rules", str(DATA / "rules" / "eats.toml")]),
+                        ("overlay", ["--rules", str(overlay)])):
+        assert main([*args, *extra]) == 0
+        losses[name] = json.loads(capsys.readouterr().out)["attacker_losses_mean"]
+    assert losses["soe"] != losses["eats"] and losses["overlay"] == losses["eats"]
