@@ -121,6 +121,18 @@ _AT_LEAST_ONE = (
     "blocks.leader_sp",
 )
 
+# The item type of each list rule whose SoE value is empty (there the schema cannot show it), as an
+# example item: every list rule's items are type-checked (a list rule missing here and empty in soe.toml
+# fails tests/test_input_errors.py).
+_LIST_ITEM = {"internment.return_areas": "", "internment.return_delays": 0}
+
+# Rules the engine honours at one value only: (value, why). The battle kernel moves the initiative by at
+# most one level per battle whatever the rule says (battle/nb.py resolve_nb).
+_ONLY_VALUE = {
+    "initiative.max_change_per_battle": (1, "the engine moves the initiative by one level per battle (SoE 6.1, "
+                                            "EatS II.4.3); other values are not implemented"),
+}
+
 
 @lru_cache(maxsize=1)
 def _schema() -> dict:
@@ -173,14 +185,16 @@ def _check_values(values: dict, origins: dict, files: list[str], problems: list[
                 problems.append(Problem(where, "", dotted, value, f"expected {_type_name(like)}"))
                 continue
             items = value if isinstance(value, list) else [value]
-            if isinstance(value, list) and like:
-                bad = [v for v in value if not _same_kind(v, like[0])]
-                if bad:
-                    problems.append(Problem(where, "", dotted, value, f"expected a list of {_type_name(like[0])}s"))
-                    continue
+            item = (like[0] if like else _LIST_ITEM.get(dotted)) if isinstance(value, list) else None
+            if item is not None and not all(_same_kind(v, item) for v in value):
+                problems.append(Problem(where, "", dotted, value, f"expected a list of {_type_name(item)}s"))
+                continue
             low = 1 if dotted in _AT_LEAST_ONE else 0
             if any(isinstance(v, (int, float)) and not isinstance(v, bool) and v < low for v in items):
                 problems.append(Problem(where, "", dotted, value, f"must be at least {low}"))
+            elif dotted in _ONLY_VALUE and value != _ONLY_VALUE[dotted][0]:
+                only, why = _ONLY_VALUE[dotted]
+                problems.append(Problem(where, "", dotted, value, f"must be {only}: {why}"))
         for key in node:
             if key not in ref:
                 problems.append(Problem(origins.get(prefix + key, first), "", prefix + key, node[key],
@@ -356,17 +370,49 @@ def _rules_stamp(ruleset: str, overlays: tuple[str, ...]) -> tuple:
     return file_stamps(files)
 
 
+def _same_files(a: Iterable[str], b: Iterable[str]) -> bool:
+    return [Path(f).resolve() for f in a] == [Path(f).resolve() for f in b]
+
+
+def _overlay_base(parent, path: Path, loaded: tuple) -> tuple:
+    """``loaded`` (``values, sources, files, origins`` so far) made ready for an overlay whose ``[meta]
+    base`` is ``parent``: unchanged when ``parent`` is one of the files already merged (an overlay of
+    ``soe`` applies over ``eats`` too); the chain of ``parent`` when what is merged so far is the start
+    of that chain (``soe`` plus an overlay of ``eats`` is ``eats`` plus the overlay: the base is honoured,
+    never dropped); otherwise an error, since the overlay would change a ruleset it was not written for."""
+    files = loaded[2]
+    if not isinstance(parent, str):
+        raise SoeInputError(Problem(str(path), "meta", "base", parent, "expected the name of another ruleset",
+                                    "e.g. base = \"soe\""))
+    parent_path = _ruleset_path(parent)
+    if any(_same_files([f], [parent_path]) for f in files):
+        return loaded
+    chain = _load_chain(parent)
+    if _same_files(files, chain[2][:len(files)]):
+        return chain
+    names = " + ".join(Path(f).stem for f in files)
+    raise SoeInputError(Problem(str(path), "meta", "base", parent,
+                                f"this overlay is based on {parent}, but it would be applied over {names}",
+                                f"apply it over {parent} (a ruleset or an earlier overlay such as "
+                                f"`--rules {parent}`), or change its base"))
+
+
 @lru_cache(maxsize=32)
 def _load_cached(base: str, overlays: tuple[str, ...], stamp: tuple = ()) -> Rules:
-    values, sources, files, origins = _load_chain(base)
+    loaded = _load_chain(base)
     problems: list[Problem] = []
     for overlay in overlays:
         path = _ruleset_path(overlay)
         data = _read_toml(path)
+        meta = data.get("meta", {})
+        parent = meta.pop("base", None) if isinstance(meta, dict) else None
+        if parent is not None:  # honoured: an EatS overlay given to `odds --rules` is EatS + its change
+            loaded = _overlay_base(parent, path, loaded)
+        values, sources, files, origins = loaded
         sources.update(data.pop("sources", {}))
-        data.get("meta", {}).pop("base", None)
         _merge(values, data, str(path), "", problems, origins)
         files.append(str(path))
+    values, sources, files, origins = loaded
     if not problems:
         _check_values(values, origins, files, problems)
     if problems:
@@ -397,7 +443,10 @@ def load_rules(ruleset: str | Path = "soe", overlays: Iterable[str | Path] = ())
         :class:`~soe_sim.errors.SoeInputError` with a suggestion.
     overlays : iterable of str or Path
         Variant files whose keys replace the base ones; unknown keys are an error naming the
-        file and key with a suggestion.
+        file and key with a suggestion. An overlay's ``[meta] base`` is honoured: it must be one of
+        the files merged so far, or those files the start of its chain (then the rest of the chain
+        is merged first: ``load_rules("soe", [f])`` with ``base = "eats"`` in ``f`` is EatS plus
+        ``f``); any other base is a :class:`~soe_sim.errors.SoeInputError`.
 
     Returns
     -------

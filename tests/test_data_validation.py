@@ -176,6 +176,31 @@ CASES = [
      (SCEN, "areas", "warsaw", "area listed twice", None)),
     ("unknown-side", SCEN, '[vp]\nside = "polish"', '[vp]\nside = "poles"',
      (SCEN, "side", "poles", "unknown side", None)),
+    # --- scenario: keys the engine does not read (audit G F4) ----------------------------------
+    ("objective-when-not-implemented", SCEN, 'when = "end"', 'when = "each_round"',
+     (SCEN, "when", "each_round", "not implemented", "allowed: end")),
+    ("victory-draw-on-tie", SCEN, '[victory]\nkind = "vp"', '[victory]\nkind = "vp"\ndraw_on_tie = true',
+     (SCEN, "draw_on_tie", True, "not read by the engine", "remove the key")),
+    ("neutral-nation-activated-by-card", SCEN, "[[objective]]",
+     '[[special_rule]]\nid = "lit"\nkind = "neutral_nation"\nnation = "lithuanian"\nactivated_by_card = 23\n\n'
+     "[[objective]]", (SCEN, "activated_by_card", 23, "activate_nation:<nation>", "remove the key")),
+    ("special-rule-misspelt-key", SCEN, "[[objective]]",
+     '[[special_rule]]\nid = "lit"\nkind = "neutral_nation"\nnation = "lithuanian"\nmax_distance_from = "minsk"\n'
+     "max_distanse = 3\n\n[[objective]]", (SCEN, "max_distanse", 3, "unknown key", "did you mean `max_distance`?")),
+    ("special-rule-key-of-another-kind", SCEN, 'kind = "arrival_check"\nside = "soviet"',
+     'kind = "arrival_check"\nside = "soviet"\nmax_distance = 3',
+     (SCEN, "max_distance", 3, "unknown key", None)),
+    ("arrival-check-misspelt-key", SCEN, "thresholds = [", "threshold = [",
+     (SCEN, "threshold", "threshold", "unknown key", "did you mean `thresholds`?")),
+    ("arrival-check-blocks-not-gated", SCEN, 'kind = "arrival_check"\nside = "soviet"',
+     'kind = "arrival_check"\nside = "soviet"\nblocks = ["ru-4-cd", "ru-3-id"]',
+     (SCEN, "blocks", ["ru-4-cd", "ru-3-id"], "not gated: ru-3-id", None)),
+    ("arrival-check-area-elsewhere", SCEN, 'kind = "arrival_check"\nside = "soviet"',
+     'kind = "arrival_check"\nside = "soviet"\narea = "minsk"',
+     (SCEN, "area", "minsk", "arrive elsewhere (zlobin)", None)),
+    ("front-restriction-front-any", SCEN, "[[objective]]",
+     '[[special_rule]]\nid = "unr"\nkind = "front_restriction"\nnation = "ukrainian-unr"\nfront = "any"\n\n'
+     "[[objective]]", (SCEN, "front", "any", "expected north or south", None)),
 ]
 
 
@@ -273,3 +298,20 @@ def test_validate_rejects_unknown_file(tmp_path):
     with pytest.raises(SoeInputError) as info:
         validate([f])
     assert "don't know how to validate" in info.value.problems[0].message
+
+
+def test_arrival_check_restating_its_reinforcements_is_valid(tmp_path):
+    root = copy_fixture(tmp_path)
+    edit(root / SCEN, 'kind = "arrival_check"\nside = "soviet"',
+         'kind = "arrival_check"\nside = "soviet"\narea = "zlobin"\nblocks = ["ru-4-cd"]')
+    sc = load_scenario(root / SCEN)
+    assert sc.special_rule("arrival_check")[0]["blocks"] == ["ru-4-cd"]
+
+
+def test_condition_must_name_an_arrival_check(tmp_path):
+    # only an arrival_check rule lets gated reinforcements arrive: any other kind would hold them back forever
+    root = copy_fixture(tmp_path)
+    edit(root / SCEN, "[[objective]]", '[[special_rule]]\nid = "no-leaders"\nkind = "no_leaders"\n\n[[objective]]')
+    edit(root / SCEN, 'condition = "first-cavalry-army"', 'condition = "no-leaders"')
+    find(problems_of(root), SCEN, "condition", "no-leaders", "only an arrival_check rule gates reinforcements",
+         "arrival_check rules: first-cavalry-army")

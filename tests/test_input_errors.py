@@ -340,3 +340,114 @@ def test_variant_changing_an_entry_of_a_list_the_scenario_lacks(tmp_path, capsys
     assert "no objective list here" in line and "[[scenario.objective]]" in line
     assert main(["compare", "-v", str(variant), "-s", "kiev-offensive", "-n", "2", "--format", "json"]) == 0
     capsys.readouterr()
+
+
+def test_list_rule_items_are_type_checked_even_when_the_soe_list_is_empty(tmp_path, capsys):
+    # audit H F6: soe.toml's internment lists are empty, so their items were never checked and
+    # return_delays = ["x"] crashed game set-up with a bare ValueError
+    from soe_sim.rules import _LIST_ITEM, _schema
+
+    empty = [f"{t}.{k}" for t, tab in _schema().items() if isinstance(tab, dict)
+             for k, v in tab.items() if isinstance(v, list) and not v]
+    assert sorted(empty) == sorted(_LIST_ITEM)  # every empty SoE list has its item type
+    overlay = tmp_path / "delay.toml"
+    overlay.write_text('[meta]\nbase = "eats"\n[internment]\nreturn_areas = ["grodno"]\nreturn_delays = ["x"]\n')
+    assert main(["simulate", "-s", "tutorial", "-n", "1", "--threads", "1", "--ruleset", str(overlay)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "delay.toml" in line and "'internment.return_delays': expected a list of integers (got ['x'])" in line
+    overlay.write_text('[meta]\nbase = "eats"\n[internment]\nreturn_areas = [3]\nreturn_delays = [3]\n')
+    assert main(["validate", str(overlay)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "'internment.return_areas': expected a list of strings (got [3])" in line
+    variant = tmp_path / "v.toml"
+    variant.write_text('name = "v"\ndescription = "x"\nruleset = "eats"\n[rules]\ninternment.return_delays = ["x"]\n')
+    assert main(["validate", str(variant)]) == 2
+    assert "expected a list of integers" in _error_lines(capsys)[0]  # not "a list of an integers"
+
+
+@pytest.mark.parametrize("value", [0, 2, 99])
+def test_initiative_change_other_than_one_is_rejected(tmp_path, value):
+    # audit H F11: the battle kernel moves the initiative by min(1, value) levels and still flips at the
+    # minimum, so only 1 is honoured
+    from soe_sim.rules import load_rules
+
+    overlay = tmp_path / "ini.toml"
+    overlay.write_text(f'[meta]\nbase = "eats"\n[initiative]\nmax_change_per_battle = {value}\n')
+    with pytest.raises(SoeInputError) as err:
+        load_rules(overlay)
+    (problem,) = err.value.problems
+    assert problem.field == "initiative.max_change_per_battle" and problem.value == value
+    assert "must be 1" in problem.message and "not implemented" in problem.message
+    overlay.write_text('[meta]\nbase = "eats"\n[initiative]\nmax_change_per_battle = 1\n')
+    assert load_rules(overlay)["initiative.max_change_per_battle"] == 1
+
+
+# audit H F5: `validate` runs the checks game set-up runs on a ruleset (engine.game.ruleset_problems)
+_SETUP_ONLY = [
+    ("badgroup", '[orders]\nexecute_before_battles = ["forced_march", "move", "recon", "reorganize", '
+     '"rail_transport", "withdrw"]\n', "unknown order execution group", "did you mean `withdraw`?"),
+    ("dupgroup", '[orders]\nexecute_before_battles = ["forced_march", "move", "move", "withdraw"]\n'
+     "execute_after_battles = []\n", "every order execution group must be listed exactly once", "groups:"),
+    ("territory", '[internment]\nterritory = "atlantis"\n', "unknown territory", None),
+    ("return-area", '[internment]\nreturn_areas = ["grodno", "narnia"]\nreturn_delays = [1, 2]\n',
+     "unknown area", None),
+    ("side", '[victory]\nimmediate_capture_side = "martians"\n', "expected a side", "one of polish, soviet"),
+    ("closed", '[internment]\nclosed_to = "nobody"\n', "expected a side", None),
+    ("chart", "[combat]\nchart_min_value = [0, 4, 7]\n", "must have one entry per chart_min_value entry", None),
+    ("deck-size", "[cards]\ndeck_size = 54\n", "expected the ids 1..54 (cards.deck_size)", None),
+]
+
+
+@pytest.mark.parametrize("name, body, needle, hint", _SETUP_ONLY, ids=[c[0] for c in _SETUP_ONLY])
+def test_validate_runs_the_set_up_checks_of_a_ruleset(tmp_path, capsys, name, body, needle, hint):
+    overlay = tmp_path / f"{name}.toml"
+    overlay.write_text('[meta]\nbase = "eats"\n' + body)
+    assert main(["validate", str(overlay)]) == 2
+    lines = _error_lines(capsys)
+    assert len(lines) == (2 if name == "deck-size" else 1), lines  # deck-size: both decks, each named
+    line = lines[0]
+    assert needle in line and (hint is None or hint in line), line
+    assert ("cards/polish.csv" if name == "deck-size" else f"{name}.toml") in line
+    assert main(["simulate", "-s", "tutorial", "-n", "1", "--threads", "1", "--ruleset", str(overlay)]) == 2
+    assert needle in _error_lines(capsys)[0]  # the same check, the same message
+
+
+def test_validate_a_data_copy_runs_the_set_up_checks_of_its_rules(tmp_path, capsys):
+    mine = tmp_path / "mydata"
+    shutil.copytree(DATA, mine)
+    (mine / "rules" / "odd.toml").write_text('[meta]\nbase = "soe"\n[victory]\nimmediate_capture_area = "warsw"\n')
+    assert main(["validate", str(mine)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "odd.toml" in line and "immediate_capture_area" in line and "did you mean `warsaw`?" in line
+
+
+def test_an_overlays_base_is_honoured(tmp_path, capsys):
+    # audit H F7: `[meta] base = "eats"` in an overlay was dropped, so `odds --rules` gave SoE + the change
+    import json
+
+    from soe_sim.rules import load_rules
+
+    overlay = tmp_path / "eats_gv3.toml"
+    overlay.write_text('[meta]\nbase = "eats"\n[combat]\ngreat_victory_losses = 3\n')
+    rules, eats = load_rules("soe", [overlay]), load_rules("eats")
+    assert rules["meta.id"] == "eats" and rules["combat.great_victory_losses"] == 3
+    assert [Path(f).name for f in rules.files] == ["soe.toml", "eats.toml", "eats_gv3.toml"]
+    rules.values["combat"]["great_victory_losses"] = eats["combat.great_victory_losses"]
+    assert rules.values == eats.values  # EatS plus the one change
+    assert load_rules("eats", ["no-leader-abilities"])["meta.id"] == "eats"  # an SoE overlay applies over EatS
+    other = tmp_path / "nla_based.toml"
+    other.write_text('[meta]\nbase = "no-leader-abilities"\n[combat]\nflank_penalty = 1\n')
+    with pytest.raises(SoeInputError) as err:
+        load_rules("eats", [other])  # no-leader-abilities is SoE's, not EatS's: refused, not silently mixed
+    (problem,) = err.value.problems
+    assert problem.file.endswith("nla_based.toml") and problem.field == "base"
+    assert problem.value == "no-leader-abilities" and "applied over soe + eats" in problem.message
+    # SoE 7.34 / EatS: a fortified defender negates the flank penalty only under SoE
+    args = ["odds", "--attacker", "4i/4i", "--defender", "4i", "--fortified", "--attacker-card", "hand:3",
+            "--defender-card", "hand:0", "--format", "json"]
+    losses = {}
+    for name, extra in (("soe", []), ("eats", ["--rules", str(DATA / "rules" / "eats.toml")]),
+                        ("overlay", ["--rules", str(overlay)])):
+        assert main([*args, *extra]) == 0
+        losses[name] = json.loads(capsys.readouterr().out)["attacker_losses_mean"]
+    assert losses["soe"] != losses["eats"] and losses["overlay"] == losses["eats"]

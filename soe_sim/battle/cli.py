@@ -142,7 +142,8 @@ def _system_in(args: list[str]) -> str | None:
 @click.option("--deck-soviet", default=None, metavar="COMPOSITION", help="As --deck-polish.")
 @click.option("--rules", "rules_overlays", multiple=True, metavar="TOML",
               help="Rules overlay TOML(s) merged over SoE in order: the tables of data/rules/soe.toml, only the keys "
-                   "changed (e.g. [combat] flank_penalty = 1). Design variants (data/variants) are for compare, "
+                   "changed (e.g. [combat] flank_penalty = 1). An overlay's [meta] base is honoured (base = \"eats\" "
+                   "gives EatS plus its changes). Design variants (data/variants) are for compare, "
                    "sensitivity and tune.")
 @click.option("--mc", default=0, type=int, show_default=True, help="Add a Monte Carlo estimate over N battles.")
 @click.option("--seed", default=None, type=click.IntRange(min=0), help="Seed of the Monte Carlo (≥ 0).")

@@ -19,9 +19,11 @@ same data directory and returns a :class:`Scenario`. Checks (all problems are re
 * force pool: known blocks of the listed side, not deployed and not reinforcements;
 * removed cards: ids present in that side's deck;
 * special-rule kinds ``arrival_check``, ``neutral_nation``, ``no_leaders``,
-  ``no_reinforcement_phase``, ``front_restriction``; objective kinds ``hold_area``,
-  ``capture_area``, ``eliminate_blocks``; victory ``vp`` with immediate ``capture_area`` /
-  ``vp_at_least``;
+  ``no_reinforcement_phase``, ``front_restriction``, each with its own keys
+  (:data:`SPECIAL_RULE_KEYS`: a key the engine does not read is unknown); an ``arrival_check``'s
+  ``blocks`` / ``area`` agree with the reinforcements it gates; objective kinds ``hold_area``,
+  ``capture_area``, ``eliminate_blocks``, scored at the ``end`` (the only ``when``); victory ``vp``
+  with immediate ``capture_area`` / ``vp_at_least``;
 * objectives name one ``area`` or an all-of ``areas`` list (not both; non-empty, distinct, known
   areas). Each loaded objective dict carries ``areas`` (``[area]`` for the single-area form, ``[]``
   for an objective naming no area) so consumers read ``areas`` only.
@@ -38,7 +40,7 @@ import pandas as pd
 from soe_sim._paths import data_dir
 from soe_sim.data._io import SLUG_RE, Problems, check_keys, display_path, is_int, read_toml
 from soe_sim.data._rules import rule
-from soe_sim.data.enums import CardFront, Front, Nation, Side
+from soe_sim.data.enums import Front, Nation, Side
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = [
@@ -56,10 +58,28 @@ SCENARIO_KEYS = [
     "garrison", "deployment", "reinforcement", "force_pool", "removed_cards", "cubes", "special_rule",
     "objective", "victory", "notes", "sources",
 ]
-SPECIAL_RULE_KINDS = ["arrival_check", "neutral_nation", "no_leaders", "no_reinforcement_phase",
-                      "front_restriction"]
 OBJECTIVE_KINDS = ["hold_area", "capture_area", "eliminate_blocks"]
-OBJECTIVE_WHEN = ["end", "immediate", "each_round"]
+#: When an objective is scored: only at the end of the scenario (the engine's
+#: ``score_objectives_nb``; "immediate" and "each_round" are not implemented and are rejected).
+OBJECTIVE_WHEN = ["end"]
+#: Keys every ``[[special_rule]]`` may hold (besides provenance keys) and those of each kind: a key
+#: the engine does not read is an unknown key, so that a misspelt one is not silently ignored.
+SPECIAL_RULE_COMMON_KEYS = ["kind", "id", "text"]
+SPECIAL_RULE_KEYS = {
+    "arrival_check": ["side", "thresholds", "area", "blocks"],
+    "neutral_nation": ["nation", "side", "max_distance_from", "max_distance"],
+    "no_leaders": [],
+    "no_reinforcement_phase": [],
+    "front_restriction": ["nation", "front"],
+}
+SPECIAL_RULE_KINDS = list(SPECIAL_RULE_KEYS)
+#: Keys the format once accepted but the engine never read: rejected with what does the job instead.
+RETIRED_KEYS = {
+    "activated_by_card": ("not read by the engine: a nation is activated by the card whose effect is "
+                          "`activate_nation:<nation>` (data/cards/*.csv)", "remove the key"),
+    "draw_on_tie": ("not read by the engine: the VP track has no 0 space (SoE 7.8), and a game that ends at 0 "
+                    "(it started even and never moved) has no winner", "remove the key"),
+}
 VICTORY_KINDS = ["vp"]
 IMMEDIATE_KINDS = ["capture_area", "vp_at_least"]
 CUBE_KINDS = ["infantry", "cavalry", "allied"]
@@ -484,6 +504,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
     # --- special rules (before reinforcements: conditions refer to them) -----------------------
     special_rules = []
     rule_ids: set[str] = set()
+    rule_kinds: dict[str, str] = {}
     for k, r in enumerate(c.tables("special_rule", doc.get("special_rule"))):
         where = c.entry("special_rule", k, f"id={r.get('id')}" if r.get("id") else None)
         kind = r.get("kind")
@@ -499,10 +520,13 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
                 c.add(where, "id", rid, "duplicate special-rule id")
             else:
                 rule_ids.add(rid)
+                rule_kinds[rid] = kind
+        if kind in SPECIAL_RULE_KEYS:
+            check_keys(_retired(c, where, r), SPECIAL_RULE_COMMON_KEYS + SPECIAL_RULE_KEYS[kind], path, where, problems,
+                       required={"arrival_check": ["thresholds"], "neutral_nation": ["nation"],
+                                 "front_restriction": ["nation", "front"]}.get(kind, []))
         if "side" in r:
             c.side(where, "side", r["side"])
-        if "front" in r and r["front"] not in CardFront.slugs():
-            c.add(where, "front", r["front"], "unknown front", did_you_mean(str(r["front"]), CardFront.slugs()))
         if kind == "arrival_check":
             for j, th in enumerate(r.get("thresholds", []) if isinstance(r.get("thresholds", []), list) else []):
                 if not isinstance(th, dict):
@@ -513,12 +537,30 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
                 for kk in ("round", "phase", "min_modifier"):
                     if kk in th and not is_int(th[kk]):
                         c.add(f"{where} thresholds[{j}]", kk, th[kk], "expected an integer")
-            if "thresholds" not in r:
-                c.add(where, "thresholds", None, "missing required key")
+            if "thresholds" in r and not isinstance(r["thresholds"], list):
+                c.add(where, "thresholds", r["thresholds"], "expected a list of {round, phase, min_modifier}")
+            if "area" in r:
+                c.area(where, "area", r["area"])
+            if "blocks" in r:
+                if not isinstance(r["blocks"], list):
+                    c.add(where, "blocks", r["blocks"], "expected a list of block ids")
+                else:
+                    for b in r["blocks"]:
+                        c.block(where, "blocks", b)
+        if kind in ("neutral_nation", "front_restriction") and "nation" in r and r["nation"] not in Nation.slugs():
+            c.add(where, "nation", r["nation"], "unknown nation", did_you_mean(str(r["nation"]), Nation.slugs()))
         if kind == "neutral_nation":
-            nat = r.get("nation")
-            if nat not in Nation.slugs():
-                c.add(where, "nation", nat, "unknown nation", did_you_mean(str(nat), Nation.slugs()))
+            if "max_distance_from" in r:
+                c.area(where, "max_distance_from", r["max_distance_from"])
+            if "max_distance" in r:
+                c.int_(where, "max_distance", r["max_distance"], lo=0)
+            for have, miss in (("max_distance", "max_distance_from"), ("max_distance_from", "max_distance")):
+                if have in r and miss not in r:
+                    c.add(where, miss, None, f"missing required key (`{have}` limits the nation's moves only "
+                          f"together with `{miss}`)")
+        if kind == "front_restriction" and "front" in r and r["front"] not in Front.slugs():
+            c.add(where, "front", r["front"], "unknown front; expected north or south",
+                  did_you_mean(str(r["front"]), Front.slugs()))
         special_rules.append(dict(r))
 
     # --- reinforcements: SoE 4.0 ----------------------------------------------------------------
@@ -562,8 +604,35 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
         if cond is not None and cond not in rule_ids:
             c.add(where, "condition", cond, "condition names no special rule of this scenario",
                   did_you_mean(str(cond), rule_ids))
+        elif cond is not None and rule_kinds.get(cond) != "arrival_check":
+            # only an arrival_check rule ever lets gated reinforcements arrive (engine arrival_checks_nb)
+            gates = [i for i, kd in rule_kinds.items() if kd == "arrival_check"]
+            c.add(where, "condition", cond, f"condition names a {rule_kinds.get(cond)} rule; only an "
+                  "arrival_check rule gates reinforcements",
+                  did_you_mean(str(cond), gates) or (f"arrival_check rules: {', '.join(gates)}" if gates else None))
         reinforcements.append({"block": bid, "side": side, "round": rnd, "phase": ph, "area": d.get("area"),
                                "sp": sp, "condition": cond})
+
+    # `blocks` / `area` of an arrival_check restate its gated reinforcements (those whose `condition`
+    # names it, which alone decide what arrives and where): they must agree with them.
+    for k, r in enumerate(c.tables("special_rule", doc.get("special_rule"))):
+        rid = r.get("id")
+        if r.get("kind") != "arrival_check" or not isinstance(rid, str):
+            continue
+        where = c.entry("special_rule", k, f"id={rid}")
+        gated = [x for x in reinforcements if x["condition"] == rid]
+        if isinstance(r.get("blocks"), list):
+            listed, actual = set(map(str, r["blocks"])), {str(x["block"]) for x in gated}
+            if listed != actual:
+                parts = [f"not gated: {', '.join(sorted(listed - actual))}" if listed - actual else "",
+                         f"gated but not listed: {', '.join(sorted(actual - listed))}" if actual - listed else ""]
+                c.add(where, "blocks", r["blocks"], "must list exactly the reinforcements whose `condition` is "
+                      f"\"{rid}\" (they alone are gated; {'; '.join(x for x in parts if x)})")
+        if isinstance(r.get("area"), str):
+            off = sorted({str(x["area"]) for x in gated if x["area"] != r["area"]})
+            if off:
+                c.add(where, "area", r["area"], f"the reinforcements gated by this rule arrive elsewhere "
+                      f"({', '.join(off)}); `area` only restates their `area`")
 
     # --- force pool: SoE 4.0 -------------------------------------------------------------------
     force_pool = {s: [] for s in Side.slugs()}
@@ -646,7 +715,8 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
         if "vp" in o:
             c.int_(where, "vp", o["vp"])
         if o.get("when", "end") not in OBJECTIVE_WHEN:
-            c.add(where, "when", o["when"], "unknown value", did_you_mean(str(o["when"]), OBJECTIVE_WHEN))
+            c.add(where, "when", o["when"], "not implemented: objectives are scored only at the end of the "
+                  "scenario", f"allowed: {', '.join(OBJECTIVE_WHEN)} (the default; or leave `when` out)")
         obj = dict(o)
         obj["areas"] = areas  # all-of set; [area] for the single-area form, [] when no area is named
         objectives.append(obj)
@@ -655,12 +725,12 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
     victory = doc.get("victory", {"kind": "vp"})
     if c.table("victory", "", victory) is None:
         victory = {"kind": "vp"}
-    check_keys(victory, ["kind", "draw_on_tie", "immediate", "source", "description"], path, "victory", problems)
+    # no draw setting: the engine reads none (a VP track at 0 at the end has no winner)
+    check_keys(_retired(c, "victory", victory), ["kind", "immediate", "source", "description"], path, "victory",
+               problems)
     if victory.get("kind", "vp") not in VICTORY_KINDS:
         c.add("victory", "kind", victory["kind"], "unknown victory kind",
               did_you_mean(str(victory["kind"]), VICTORY_KINDS))
-    if not isinstance(victory.get("draw_on_tie", False), bool):
-        c.add("victory", "draw_on_tie", victory["draw_on_tie"], "expected true or false")
     for k, im in enumerate(c.tables("victory.immediate", victory.get("immediate"))):
         where = f"victory.immediate[{k}]"
         check_keys(im, ["kind", "side", "area", "value", "source"], path, where, problems,
@@ -691,6 +761,13 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
         cubes=cubes, source=str(doc.get("source", "")), description=str(doc.get("description", "")),
         players=players if isinstance(players, list) else [], path=path,
     )
+
+
+def _retired(c: _Ctx, where: str, table: dict) -> dict:
+    """Report the :data:`RETIRED_KEYS` of ``table``; return the table without them (for ``check_keys``)."""
+    for key in RETIRED_KEYS.keys() & table.keys():
+        c.add(where, key, table[key], *RETIRED_KEYS[key])
+    return {k: v for k, v in table.items() if k not in RETIRED_KEYS}
 
 
 def _objective_areas(c: _Ctx, where: str, o: dict, required: bool) -> list:

@@ -60,7 +60,7 @@ def read_dataset(root: Path | str | None, problems: Problems, scenarios: bool = 
     for side in Side.slugs():
         ds.decks[side] = read_deck(root / "cards" / f"{side}.csv", problems, block_ids=ids, area_ids=areas)
     for p in sorted((root / "rules").glob("*.toml")):  # the data's rulesets (and their overlays)
-        if _validate_rules(p, problems):
+        if _validate_rules(p, problems, ds.game_map, ds.decks):
             ds.rulesets.append(p.stem)
     if scenarios:
         for p in scenario_paths(root):
@@ -85,9 +85,12 @@ def _root_of_file(path: Path, depth: int = 2) -> Path:
     return root if (root / "map" / "areas.csv").exists() else data_dir()
 
 
-def _validate_rules(path: Path, problems: Problems) -> str:
+def _validate_rules(path: Path, problems: Problems, game_map=None, decks: dict | None = None) -> str:
     """A ruleset file (``rules/*.toml``): merged over its ``[meta] base`` and checked against the
-    schema and ranges (:func:`soe_sim.rules.load_rules`)."""
+    schema and ranges (:func:`soe_sim.rules.load_rules`), then by the checks game set-up runs on a
+    ruleset (:func:`soe_sim.engine.game.ruleset_problems`: combat chart, order execution groups,
+    internment, immediate victory, deck size) against ``game_map`` / ``decks`` — by default those of
+    the file's data root (``<root>/rules/<file>``), else the built-in data."""
     from soe_sim.rules import load_rules
 
     try:
@@ -95,6 +98,17 @@ def _validate_rules(path: Path, problems: Problems) -> str:
     except SoeInputError as err:
         problems.extend(err.problems)
         return ""
+    if game_map is None and decks is None:
+        root = _root_of_file(path)
+        game_map = read_map(root / "map", Problems())  # context only: their problems are not this file's
+        decks = {s: read_deck(root / "cards" / f"{s}.csv", Problems()) for s in Side.slugs()}
+    if game_map is not None:
+        from soe_sim.engine.game import ruleset_problems
+
+        found = ruleset_problems(rules, game_map, decks)
+        if found:
+            problems.extend(found)
+            return ""
     return f"{display_path(path)}: ruleset {rules['meta.id']}"
 
 

@@ -80,7 +80,7 @@ SCENARIO_SCHEMA: dict = {
     "garrison": _LIST, "deployment": _LIST, "reinforcement": _LIST, "special_rule": _LIST, "objective": _LIST,
     "force_pool": dict(_SIDES), "removed_cards": dict(_SIDES),
     "cubes": {"polish": dict(_CUBES), "soviet": dict(_CUBES)},
-    "victory": {"kind": _ANY, "draw_on_tie": _ANY, "immediate": _LIST, "description": _ANY},
+    "victory": {"kind": _ANY, "immediate": _LIST, "description": _ANY},
 }
 _PROVENANCE = ("source", "sources")
 
@@ -304,7 +304,10 @@ def _type_ok(expected, value) -> bool:
     return True
 
 
-def _type_name(v) -> str:
+def _type_name(v, plural: bool = False) -> str:
+    if plural:
+        return {bool: "true / false values", int: "integers", float: "numbers", str: "strings"}.get(
+            type(v), type(v).__name__ + "s")
     return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(type(v), type(v).__name__)
 
 
@@ -365,7 +368,8 @@ def merge_checked(base, overlay: dict, file: str, section: str, problems: list, 
                               prefix=dotted + ".")
             elif isinstance(value, list):
                 if strict and cur and not all(_type_ok(cur[0], x) for x in value):
-                    problems.append(Problem(file, where, dotted, value, f"expected a list of {_type_name(cur[0])}s"))
+                    problems.append(Problem(file, where, dotted, value,
+                                            f"expected a list of {_type_name(cur[0], plural=True)}"))
                     continue
                 base[k] = copy.deepcopy(value)
             else:

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from soe_sim._jit import cold_compile_notice
+from soe_sim.data._io import is_int
 from soe_sim.data.enums import Front, Nation, Side, Territory
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 from soe_sim.engine.game import nb
@@ -230,7 +231,7 @@ def ruleset_immediate_victory(rules, scenario, game_map) -> list[dict]:
     """The ``[[victory.immediate]]`` conditions the ruleset adds to every scenario (``[victory]``:
     EatS XII.1, 15 VP or a Soviet capture of Warsaw; SoE none), minus those the scenario already has."""
     own = [(i.get("kind"), i.get("side"), i.get("area"), int(i.get("value", 0) or 0))
-           for i in ((scenario.victory or {}).get("immediate") or [])]
+           for i in ((getattr(scenario, "victory", None) or {}).get("immediate") or [])]
     out = []
     vp = int(rules["victory.immediate_vp"])
     if vp > 0:
@@ -239,13 +240,44 @@ def ruleset_immediate_victory(rules, scenario, game_map) -> list[dict]:
                 out.append({"kind": "vp_at_least", "side": side, "value": vp})
     area = str(rules["victory.immediate_capture_area"])
     if area:
-        side = _rules_side(rules, "victory.immediate_capture_side")
+        problems = []
+        try:
+            side = _rules_side(rules, "victory.immediate_capture_side")
+        except SoeInputError as err:
+            problems += err.problems
         if area not in game_map.area_index:
-            raise SoeInputError(Problem(rules.files[-1], "victory", "immediate_capture_area", area, "unknown area",
-                                        did_you_mean(area, game_map.area_index)))
+            problems.append(Problem(rules.files[-1], "victory", "immediate_capture_area", area, "unknown area",
+                                    did_you_mean(area, game_map.area_index)))
+        if problems:
+            raise SoeInputError(problems)
         if ("capture_area", side, area, 0) not in own:
             out.append({"kind": "capture_area", "side": side, "area": area})
     return out
+
+
+def ruleset_problems(rules, game_map, decks: dict | None = None) -> list:
+    """Every problem game set-up (:func:`_build_setup`) finds in ``rules`` whatever the scenario, collected
+    rather than raised: the combat chart (``Rules.combat_constants``), the order execution groups
+    (``order_constants``), the internment table and ``closed_to`` (:func:`internment_config`, against
+    ``game_map``), the ruleset's immediate victory (:func:`ruleset_immediate_victory`),
+    ``leaders.abilities`` and, given ``decks`` (side slug → deck table), ``cards.deck_size`` against them.
+    ``soe-sim validate`` runs these on a ruleset file; set-up runs them before building anything."""
+    from soe_sim.engine.cards import _deck_arrays
+    from soe_sim.engine.leaders import abilities_enabled
+    from soe_sim.engine.orders import order_constants
+
+    checks = [rules.combat_constants, lambda: order_constants(rules), lambda: internment_config(rules, game_map),
+              lambda: ruleset_immediate_victory(rules, None, game_map), lambda: abilities_enabled(rules)]
+    for side, deck in (decks or {}).items():
+        if deck is not None:
+            checks.append(lambda deck=deck, side=side: _deck_arrays(deck, side, int(rules["cards.deck_size"])))
+    problems = []
+    for check in checks:
+        try:
+            check()
+        except SoeInputError as err:
+            problems += err.problems
+    return problems
 
 
 def _rules_side(rules, key) -> str:
@@ -278,7 +310,7 @@ def internment_config(rules, game_map) -> dict:
         if bad:
             raise SoeInputError(Problem(file, "internment", "return_areas", bad[0], "unknown area",
                                         did_you_mean(str(bad[0]), game_map.area_index)))
-        if len(delays) != len(towns) or any(int(d) < 1 for d in delays):
+        if len(delays) != len(towns) or not all(is_int(d) and d >= 1 for d in delays):
             raise SoeInputError(Problem(file, "internment", "return_delays", delays,
                                         "expected one delay of at least 1 operation phase per return area"))
         ret = np.array([game_map.area_index[t] for t in towns], dtype=np.int64)
@@ -410,6 +442,9 @@ def _build_setup(scenario, game_map, roster, rules, decks: dict | None = None) -
     from soe_sim.engine.events import new_game_with_events_area
     from soe_sim.engine.state import engine_constants
 
+    problems = ruleset_problems(rules, game_map)  # all at once (soe-sim validate runs the same checks)
+    if problems:
+        raise SoeInputError(problems)
     scenario = ruleset_scenario(scenario, roster, rules)  # EatS: no leaders (V10)
     rules = ruleset_for_scenario(rules, scenario)  # EatS IV.1: both fronts draw 12, hold 13
     # the Events' Area blocks (EV8) are in the universe so that `reinforce:` cards can bring them in
