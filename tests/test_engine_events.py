@@ -681,3 +681,18 @@ def test_draw_cards_historical(game):
     out = g.apply(P, 45, ctx, -1)
     assert out[enb.EO_CARDS_DRAWN] == 1 and len(hand(g.cs, P)) == 7
     check_conservation(g.cs)
+
+
+def test_no_events_area_in_a_scenario_without_reinforcements():
+    """SoE 7.9 Scenario 1: "Reinforcements and leaders are not used in this scenario" (D14): the tutorial
+    (``no_reinforcement_phase``) has no Events' Area, so no ``reinforce:`` card brings a block; the
+    Kiev Offensive has one."""
+    from soe_sim.engine.game import game_setup
+
+    def universe(scenario):
+        s = game_setup(scenario)
+        return set(s.roster.blocks["id"].to_numpy()[s.state0.block_roster])
+
+    card_blocks = {"pl-jakowlew", "pl-salnikow", "ru-3-id", "ru-48-id"}
+    assert not universe("tutorial") & card_blocks
+    assert card_blocks <= universe("kiev-offensive")
