@@ -451,3 +451,15 @@ def test_an_overlays_base_is_honoured(tmp_path, capsys):
         assert main([*args, *extra]) == 0
         losses[name] = json.loads(capsys.readouterr().out)["attacker_losses_mean"]
     assert losses["soe"] != losses["eats"] and losses["overlay"] == losses["eats"]
+
+
+# --- audit I ------------------------------------------------------------------------------------------
+
+def test_variant_with_a_misspelt_card_effect_is_one_problem(tmp_path, capsys):
+    # audit I D1: the variant's card check handed a plain list to parse_effect (AttributeError)
+    variant = tmp_path / "v11.toml"
+    variant.write_text('name = "v11"\ndescription = "x"\n[cards.soviet.change.38]\neffect = "enemy_extra_los:1"\n')
+    assert main(["validate", str(variant)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "v11.toml" in line and "[cards.soviet] change.38" in line and "field 'effect'" in line
+    assert "'enemy_extra_los'" in line and "did you mean `enemy_extra_loss`?" in line

@@ -50,6 +50,7 @@ from pathlib import Path
 import pandas as pd
 
 from soe_sim._paths import data_dir
+from soe_sim.data._io import Problems
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = [
@@ -458,9 +459,10 @@ def _check_card_table(t: dict, file, where, problems, block_ids, required=()) ->
             continue
         ok, val = _card_value(cols[k], v, file, where, k, problems)
         if ok and k == "effect":
-            n = len(problems)
-            parse_effect(val, file=file, entry=where, problems=problems, block_ids=block_ids)
-            ok = len(problems) == n
+            found = Problems()  # parse_effect records with Problems.add
+            parse_effect(val, file=str(file), entry=where, problems=found, block_ids=block_ids)
+            problems.extend(found)
+            ok = not found
         if ok:
             out[k] = val
     for k in required:
