@@ -121,6 +121,11 @@ _AT_LEAST_ONE = (
     "blocks.leader_sp",
 )
 
+# Every number in a ruleset is at most RULE_MAX (the engine keeps rule values in int8..int64 arrays and
+# constants; SoE's largest is 18) except the keys of _AT_MOST.
+RULE_MAX = 100
+_AT_MOST = {"cards.deck_size": 1000}
+
 # The item type of each list rule whose SoE value is empty (there the schema cannot show it), as an
 # example item: every list rule's items are type-checked (a list rule missing here and empty in soe.toml
 # fails tests/test_input_errors.py).
@@ -158,8 +163,9 @@ def _same_kind(value, like) -> bool:
 
 def _check_values(values: dict, origins: dict, files: list[str], problems: list[Problem]) -> None:
     """Check a merged ruleset against the schema: every key present with its type (a partial file
-    loaded as a ruleset of its own is the usual cause, hence the hint), no unknown key, integers
-    ``>= 0`` (``>= 1`` for :data:`_AT_LEAST_ONE`), ``initiative.min_level <= max_level``. Problems name
+    loaded as a ruleset of its own is the usual cause, hence the hint), no unknown key, numbers
+    ``>= 0`` (``>= 1`` for :data:`_AT_LEAST_ONE`) and ``<= RULE_MAX`` (:data:`_AT_MOST`),
+    ``initiative.min_level <= max_level``. Problems name
     the file that set the value."""
     first = files[0] if files else "rules"
     partial_hint = ("a file with only some rules is an overlay: add [meta] base = \"soe\" to it, or give "
@@ -190,8 +196,12 @@ def _check_values(values: dict, origins: dict, files: list[str], problems: list[
                 problems.append(Problem(where, "", dotted, value, f"expected a list of {_type_name(item)}s"))
                 continue
             low = 1 if dotted in _AT_LEAST_ONE else 0
-            if any(isinstance(v, (int, float)) and not isinstance(v, bool) and v < low for v in items):
+            high = _AT_MOST.get(dotted, RULE_MAX)
+            numbers = [v for v in items if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if any(v < low for v in numbers):
                 problems.append(Problem(where, "", dotted, value, f"must be at least {low}"))
+            elif any(not v <= high for v in numbers):  # also NaN
+                problems.append(Problem(where, "", dotted, value, f"must be at most {high}"))
             elif dotted in _ONLY_VALUE and value != _ONLY_VALUE[dotted][0]:
                 only, why = _ONLY_VALUE[dotted]
                 problems.append(Problem(where, "", dotted, value, f"must be {only}: {why}"))

@@ -463,3 +463,40 @@ def test_variant_with_a_misspelt_card_effect_is_one_problem(tmp_path, capsys):
     (line,) = _error_lines(capsys)
     assert "v11.toml" in line and "[cards.soviet] change.38" in line and "field 'effect'" in line
     assert "'enemy_extra_los'" in line and "did you mean `enemy_extra_loss`?" in line
+
+
+@pytest.mark.parametrize("body, field", [
+    ("[combat]\nflank_penalty = 99999999999999999999\n", "combat.flank_penalty"),  # above int64
+    ("[combat]\nchart_min_value = [0, 4, 7, 10, 13, 1000]\n", "combat.chart_min_value"),
+    ("[stacking]\nmax_blocks = 200\n", "stacking.max_blocks"),  # int8 in the engine
+])
+def test_rule_values_have_a_ceiling(tmp_path, capsys, body, field):
+    # audit I D2: a huge rule value passed every check and crashed numba typing or an int8 array
+    overlay = tmp_path / "huge.toml"
+    overlay.write_text(body)
+    assert main(["odds", "--attacker", "4i,4i", "--defender", "3i", "--rules", str(overlay)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "huge.toml" in line and f"'{field}'" in line and "must be at most 100" in line
+    variant = tmp_path / "hugev.toml"
+    variant.write_text('name = "hugev"\ndescription = "x"\n[rules]\n' + body.replace("[combat]\n", "combat.")
+                       .replace("[stacking]\n", "stacking."))
+    assert main(["validate", str(variant)]) == 2
+    assert "must be at most 100" in _error_lines(capsys)[0]
+
+
+def test_variant_card_and_scenario_values_have_a_ceiling(tmp_path, capsys):
+    # audit I D2: validate said ok, compare crashed with OverflowError (int8 card arrays, int16 VP track)
+    cards = tmp_path / "c.toml"
+    cards.write_text('name = "c"\ndescription = "x"\n[cards.soviet.change.38]\ncombat_modifier = 100000\n')
+    assert main(["validate", str(cards)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "[cards.soviet] change.38" in line and "'combat_modifier'" in line and "0..20 (got 100000)" in line
+    from soe_sim.design.variant import resolve
+
+    scen = tmp_path / "s.toml"
+    scen.write_text('name = "s"\ndescription = "x"\n[scenario]\nvp = 1000000\n')
+    with pytest.raises(SoeInputError) as err:
+        resolve("tutorial", str(scen))
+    (problem,) = err.value.problems
+    assert "s.toml" in problem.file and problem.field == "value" and problem.value == 1000000
+    assert "out of range; expected 0..100" in problem.message

@@ -124,6 +124,7 @@ def _convert(col: Col, raw: str, where: str, path: Path, problems: Problems):
             return col.default
         if (col.lo is not None and num < col.lo) or (col.hi is not None and num > col.hi):
             problems.add(path, where, col.name, num, f"out of range; expected {_describe(col)}")
+            return col.default  # never passed on: a later fixed-width array could not hold it
         return num
     if kind == "enum":
         if text not in col.choices:
@@ -147,6 +148,8 @@ def _describe(col: Col) -> str:
             return f"{word} {col.lo:g}..{col.hi:g}"
         if col.lo is not None:
             return f"{word} >= {col.lo:g}"
+        if col.hi is not None:
+            return f"{word} <= {col.hi:g}"
         return word
     if col.kind == "enum":
         return "one of " + ", ".join(col.choices)

@@ -426,8 +426,9 @@ def _card_value(col, value, file, where, fld, problems):
         if isinstance(value, bool) or not isinstance(value, int):
             problems.append(Problem(file, where, fld, value, "expected an integer"))
             return False, None
-        if col.lo is not None and value < col.lo:
-            problems.append(Problem(file, where, fld, value, f"expected an integer >= {int(col.lo)}"))
+        if (col.lo is not None and value < col.lo) or (col.hi is not None and value > col.hi):
+            expected = f"{int(col.lo)}..{int(col.hi)}" if col.hi is not None else f">= {int(col.lo)}"
+            problems.append(Problem(file, where, fld, value, f"expected an integer {expected}"))
             return False, None
         return True, int(value)
     if kind == "enum":
