@@ -500,3 +500,34 @@ def test_variant_card_and_scenario_values_have_a_ceiling(tmp_path, capsys):
     (problem,) = err.value.problems
     assert "s.toml" in problem.file and problem.field == "value" and problem.value == 1000000
     assert "out of range; expected 0..100" in problem.message
+
+
+@pytest.mark.parametrize("cmd, option", [
+    (["simulate", "-s", "tutorial", "-n", "5", "--seed", str(2**63)], "--seed"),
+    (["report", "balance", "-s", "tutorial", "-n", "10", "--seed", "99999999999999999999", "--out", "r"], "--seed"),
+    (["playtest", "-s", "tutorial", "--seed", "99999999999999999999", "--find", "soviet wins", "--out", "p"],
+     "--seed"),
+    (["compare", "-v", "flank-1", "-s", "tutorial", "-n", "4", "--seed", str(2**63)], "--seed"),
+    (["odds", "--attacker", "4i", "--defender", "3i", "--mc", "100000000000000000000"], "--mc"),
+    (["odds", "--attacker", "4i", "--defender", "3i", "--mc", "10000001"], "--mc"),
+    (["fuzz", "-s", "tutorial", "-n", "99999999999999999999999"], "--games"),
+    (["fuzz", "-s", "tutorial", "-n", "2", "--max-steps", "99999999999999999999"], "--max-steps"),
+    (["simulate", "-s", "tutorial", "-n", "1000001"], "--games"),
+    (["playtest", "-s", "tutorial", "--seed", "1", "--find", "soviet wins", "--search-games", "10000000"],
+     "--search-games"),
+])
+def test_huge_integer_options_are_input_errors(tmp_path, capsys, monkeypatch, cmd, option):
+    # audit I D3: OverflowError tracebacks (after the games, for simulate), or "2 crashes" of the engine
+    monkeypatch.chdir(tmp_path)
+    assert main(cmd) == 2
+    (line,) = _error_lines(capsys)
+    assert f"Invalid value for '{option}'" in line and "is not in the range" in line
+    assert _files(tmp_path) == []
+
+
+def test_simulate_api_refuses_a_seed_its_int64_column_cannot_hold(monkeypatch):
+    import soe_sim.sim as sim
+
+    monkeypatch.setattr(sim, "chunk_workers", lambda *a, **k: pytest.fail("a game was played"))
+    with pytest.raises(SoeInputError, match="at most 2\\*\\*63 - 1"):
+        sim.simulate("tutorial", 2, seed=2**63)

@@ -11,6 +11,8 @@ import sys
 
 import click
 
+from soe_sim.cliutil import SEED, games_range
+
 __all__ = ["register", "compare_command", "sensitivity_command", "tune_command", "knobs_command"]
 
 
@@ -24,7 +26,7 @@ def _run_options(f):
                      help="Polish policy parameter override (repeatable; docs/policies.md)."),
         click.option("--soviet-param", "soviet_params", multiple=True, metavar="KEY=VALUE",
                      help="Soviet policy parameter override (repeatable)."),
-        click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+        click.option("--seed", default=0, show_default=True, type=SEED,
                      help="Run seed (the same games in every arm: common random numbers)."),
         click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
                      help="Threads of the local backend (results do not depend on it)."),
@@ -81,7 +83,7 @@ def _emit(result, o: dict, *, title: str, tables: dict, figures, games) -> None:
 @click.option("--variant", "-v", "variants", multiple=True, required=True, metavar="VARIANT",
               help="A variant TOML, a built-in name (data/variants), `base`, or A.toml+B.toml composed; "
                    "give it twice for arms A and B (once: compared with `base`).")
-@click.option("--games", "-n", default=2000, show_default=True, type=click.IntRange(min=1), help="Games per arm.")
+@click.option("--games", "-n", default=2000, show_default=True, type=games_range(), help="Games per arm.")
 @_run_options
 def compare_command(variants, games, **o) -> None:
     """Compare two rule variants on the same seeded games (common random numbers).
@@ -107,7 +109,7 @@ def compare_command(variants, games, **o) -> None:
                    "repeatable. `soe-sim knobs` lists them.")
 @click.option("--base", default="base", show_default=True, metavar="VARIANT",
               help="Variant the knobs are varied around.")
-@click.option("--games", "-n", default=1000, show_default=True, type=click.IntRange(min=1),
+@click.option("--games", "-n", default=1000, show_default=True, type=games_range(),
               help="Games per arm (the base and every knob value).")
 @_run_options
 def sensitivity_command(knobs, base, games, **o) -> None:
@@ -138,9 +140,9 @@ def sensitivity_command(knobs, base, games, **o) -> None:
 @click.option("--target", default=0.5, show_default=True, type=float, help="Target win rate of --side.")
 @click.option("--side", type=click.Choice(["polish", "soviet"]), default="polish", show_default=True)
 @click.option("--base", default="base", show_default=True, metavar="VARIANT", help="Variant the knob is set in.")
-@click.option("--games", "-n", default=4000, show_default=True, type=click.IntRange(min=3),
+@click.option("--games", "-n", default=4000, show_default=True, type=games_range(3),
               help="Game budget of the whole search.")
-@click.option("--batch", default=250, show_default=True, type=click.IntRange(min=1), help="Games per round.")
+@click.option("--batch", default=250, show_default=True, type=games_range(), help="Games per round.")
 @click.option("--tol", default=None, type=float, help="Stop when the crossing's interval is narrower (real knobs).")
 @_run_options
 def tune_command(knob, target, side, base, games, batch, tol, **o) -> None:

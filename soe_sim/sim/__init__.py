@@ -204,6 +204,8 @@ def _check_seed(seed, where="--seed"):
         return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
         raise SoeInputError(Problem(where, "", "", seed, "the seed must be a non-negative integer"))
+    if int(seed) > 2**63 - 1:  # the seed column is int64
+        raise SoeInputError(Problem(where, "", "", seed, "the seed must be at most 2**63 - 1"))
     return int(seed)
 
 

@@ -11,6 +11,8 @@ import sys
 
 import click
 
+from soe_sim.cliutil import SEED, games_range
+
 __all__ = ["register", "simulate_command", "sweep_command", "format_summary"]
 
 
@@ -71,9 +73,9 @@ def _with_params(name: str, pairs, option: str):
               help="Polish policy parameter override (repeatable; names: docs/policies.md).")
 @click.option("--soviet-param", "soviet_params", multiple=True, metavar="KEY=VALUE",
               help="Soviet policy parameter override (repeatable).")
-@click.option("--games", "-n", default=None, type=click.IntRange(min=1),
+@click.option("--games", "-n", default=None, type=games_range(),
               help="Games to play [default 1000; with --ci-width the most games, default 100000].")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=0, show_default=True, type=SEED,
               help="Batch seed; game i is play_game(scenario, seed=(seed, i)).")
 @click.option("--threads", default=None, type=click.IntRange(min=1), help="Threads [default: every CPU]; "
               "results do not depend on it.")
@@ -85,7 +87,7 @@ def _with_params(name: str, pairs, option: str):
               help="Write one row per battle to this .parquet (or .csv) file.")
 @click.option("--ci-width", default=None, type=float,
               help="Adaptive: play batches until the 95 % intervals of both win rates are narrower than this.")
-@click.option("--batch", default=None, type=click.IntRange(min=1), help="Games per batch in adaptive mode [1000].")
+@click.option("--batch", default=None, type=games_range(), help="Games per batch in adaptive mode [1000].")
 @click.option("--ruleset", default="soe", show_default=True,
               help="Ruleset: soe, eats (The Eagle and the Star, docs/rules.md 'EatS variant') or a rules TOML path.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
