@@ -267,6 +267,15 @@ class Rules:
     def name(self) -> str:
         return self.values["meta"]["name"]
 
+    @property
+    def label(self) -> str:
+        """The ruleset as output names it: ``meta.id`` (``"soe"``, ``"eats"``), followed by the file name of
+        every file read from outside the data's ``rules/`` folder (a ruleset or overlay given as a path, a
+        variant): ``"soe+b_noloss.toml"``. So a custom file is never reported as plain ``soe``."""
+        home = (data_dir() / "rules").resolve()
+        custom = [Path(f).name for f in self.files if Path(f).resolve().parent != home]
+        return "+".join([str(self.values["meta"]["id"]), *custom])
+
     def combat_constants(self) -> CombatRules:
         """Kernel-ready combat constants (validated: chart rows ascending, losses ≥ 0)."""
         c = self.values["combat"]

@@ -531,3 +531,54 @@ def test_simulate_api_refuses_a_seed_its_int64_column_cannot_hold(monkeypatch):
     monkeypatch.setattr(sim, "chunk_workers", lambda *a, **k: pytest.fail("a game was played"))
     with pytest.raises(SoeInputError, match="at most 2\\*\\*63 - 1"):
         sim.simulate("tutorial", 2, seed=2**63)
+
+
+def test_a_custom_rules_file_is_named_not_labelled_soe(tmp_path, capsys):
+    # audit I D5: a ruleset file with base = "soe" was labelled plain "soe" in every output
+    import json
+
+    from soe_sim.playtest import _replay_command
+    from soe_sim.rules import load_rules
+
+    noloss = tmp_path / "b_noloss.toml"
+    noloss.write_text('[meta]\nbase = "soe"\n[combat]\nchart_losses = [0, 0, 0, 0, 0, 0]\n')
+    assert load_rules("soe").label == "soe" and load_rules("eats").label == "eats"
+    assert load_rules(noloss).label == "soe+b_noloss.toml"
+    assert load_rules("eats", [DATA / "rules" / "no-leader-abilities.toml"]).label == "eats"
+    assert load_rules("soe", [noloss]).label == "soe+b_noloss.toml"
+    args = ["odds", "--attacker", "4i,4i", "--defender", "3i"]
+    assert main([*args, "--rules", str(noloss)]) == 0
+    assert "Rules: soe+b_noloss.toml" in capsys.readouterr().out
+    assert main([*args, "--rules", str(noloss), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rules"] == "soe+b_noloss.toml"
+    assert main([*args, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rules"] == "soe"
+
+    class Pol:
+        name, params = "random", {}
+
+    spaced = str(tmp_path / "my rules.toml")
+    assert _replay_command("tutorial", 1, 0, [Pol(), Pol()], spaced) == (
+        f"soe-sim playtest --scenario tutorial --seed 1 --game 0 --ruleset '{spaced}' --polish random "
+        "--soviet random --out DIR")
+
+
+def test_playtest_names_and_replays_a_custom_ruleset(tmp_path):
+    # audit I D5: game.md said "Ruleset: `soe`" and its Replay command had no --ruleset (another game)
+    from soe_sim.playtest import playtest
+
+    noloss = tmp_path / "b_noloss.toml"
+    noloss.write_text('[meta]\nbase = "soe"\n[combat]\nchart_losses = [0, 0, 0, 0, 0, 0]\n')
+    text = playtest("tutorial", 1, ruleset=str(noloss), snapshots=False, gif=False).text
+    assert "Ruleset: `soe+b_noloss.toml`" in text
+    assert f"Replay: `soe-sim playtest --scenario tutorial --seed 1 --game 0 --ruleset {noloss} " in text
+    assert f"`soe-sim simulate --scenario tutorial --seed 1 --ruleset {noloss} " in text
+    from soe_sim.sim import simulate, summarize
+    from soe_sim.sim.cli import format_summary
+
+    df = simulate("tutorial", 2, seed=1, threads=1, ruleset=str(noloss))
+    assert df.attrs["soe_sim"]["ruleset"] == "soe+b_noloss.toml"
+    summary = summarize(df)
+    summary.update(df.attrs["soe_sim"])
+    assert format_summary(summary).startswith("tutorial under soe+b_noloss.toml: random (Polish)")
+

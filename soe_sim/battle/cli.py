@@ -57,6 +57,8 @@ def _format_table(result) -> str:
     lines.append(f"Cards: attacker {b.attacker_card} (deck {result.attacker_deck}), "
                  f"defender {b.defender_card} (deck {result.defender_deck}); "
                  f"initiative {b.initiative_holder}:{b.initiative_level}")
+    if getattr(result, "rules", "soe") != "soe":
+        lines.append(f"Rules: {result.rules}")
     lines.append("")
     s = result.summary
     has_mc = result.mc is not None

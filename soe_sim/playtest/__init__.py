@@ -19,6 +19,7 @@ the same ``game.md``.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -99,7 +100,7 @@ def _game_options(scenario_id: str, seed: int, pols: list, ruleset: str = "soe",
     """The options shared by ``soe-sim playtest`` and ``soe-sim simulate`` that fix the games played."""
     cmd = f"--scenario {scenario_id} --seed {seed}" + ("" if game is None else f" --game {game}")
     if ruleset != "soe":
-        cmd += f" --ruleset {ruleset}"
+        cmd += f" --ruleset {shlex.quote(str(ruleset))}"
     for flag, p in zip(("--polish", "--soviet"), pols):
         cmd += f" {flag} {p.name}"
         params = dict(p.params or {})
@@ -151,7 +152,10 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
     say = echo or (lambda _msg: None)
     # --- validate everything before any work or any file ---------------------------------------------
     setup, sid = _setup_of(scenario, ruleset)
-    rules_id = str(setup.rules["meta.id"])
+    rules_label = setup.rules.label  # "soe+mine.toml" for a ruleset file: never plain "soe"
+    # the --ruleset that replays the game: the file as given (a name of the data's rules/ is its id)
+    rules_arg = (str(ruleset) if isinstance(ruleset, (str, Path)) and rules_label != setup.rules["meta.id"]
+                 else str(setup.rules["meta.id"]))
     pols = [resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet")]
     seed = _check_seed(seed)
     if game is not None and (isinstance(game, bool) or int(game) < 0):
@@ -186,10 +190,10 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
             say("warning: the narrated game differs from the simulated one (please report this)")
     header = [f"Scenario: `{sid}` — {setup.scenario.name} ({setup.scenario.start} to {setup.scenario.end})",
               f"Seed {seed}, game {game}: `play_game('{sid}', seed=({seed}, {game}), ...)`, row {game} of "
-              f"`soe-sim simulate {_game_options(sid, seed, pols, rules_id)}`",
-              f"Ruleset: `{rules_id}`",
+              f"`soe-sim simulate {_game_options(sid, seed, pols, rules_arg)}`",
+              f"Ruleset: `{rules_label}`",
               f"Policies: Polish {_policy_label(pols[0])}, Soviet {_policy_label(pols[1])}",
-              f"Replay: `{_replay_command(sid, seed, game, pols, rules_id)}`"]
+              f"Replay: `{_replay_command(sid, seed, game, pols, rules_arg)}`"]
     if search is not None:
         header.append(f"Found by `--find \"{search.condition.text}\"`: first of {search.matches} matching games "
                       f"among {len(search.games)}")
