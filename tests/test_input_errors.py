@@ -582,3 +582,20 @@ def test_playtest_names_and_replays_a_custom_ruleset(tmp_path):
     summary.update(df.attrs["soe_sim"])
     assert format_summary(summary).startswith("tutorial under soe+b_noloss.toml: random (Polish)")
 
+
+def test_sweep_inline_overlay_rules_are_range_checked(tmp_path):
+    # audit I D12: [overlays.rules] combat.flank_penalty = -7 was played; every other path refuses it
+    from soe_sim.sim.sweep import load_config, run_sweep
+
+    config = tmp_path / "sweep.toml"
+    config.write_text('scenarios = ["tutorial"]\ngames_per_chunk = 5\nchunks = 2\nseed = 7\n'
+                      '[[pairs]]\npolish = "random"\nsoviet = "random"\n'
+                      '[[overlays]]\nname = "x"\n[overlays.rules]\ncombat.flank_penalty = -7\n')
+    with pytest.raises(SoeInputError) as err:
+        load_config(config)
+    (problem,) = err.value.problems
+    assert "sweep.toml" in problem.file and "overlays 'x'" in problem.file
+    assert problem.field == "combat.flank_penalty" and problem.value == -7 and "must be at least 0" in problem.message
+    with pytest.raises(SoeInputError):
+        run_sweep(config, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -432,17 +432,20 @@ def load_config(config, *, base_dir: str | Path | None = None) -> SweepConfig:
 
 
 def _overlay_rules(ruleset: str, overlay: Overlay, file: str = "<config>"):
-    from soe_sim.rules import Rules, _merge, load_rules
+    from soe_sim.rules import Rules, _merge, check_rules, load_rules
 
     base = load_rules(ruleset, overlay.files)
     if not overlay.rules:
         return base
     values = copy.deepcopy(base.values)
     problems: list[Problem] = []
-    _merge(values, overlay.rules, f"{file}: overlays '{overlay.name}' rules", "", problems)
+    where = f"{file}: overlays '{overlay.name}' rules"
+    _merge(values, overlay.rules, where, "", problems)
     if problems:
         raise SoeInputError(problems)
-    return Rules(values, dict(base.sources), list(base.files) + [f"{file}#{overlay.name}"])
+    rules = Rules(values, dict(base.sources), list(base.files) + [f"{file}#{overlay.name}"])
+    check_rules(rules, where)  # the ranges every other path checks (audit I D12: flank_penalty = -7 ran)
+    return rules
 
 
 @functools.lru_cache(maxsize=64)
