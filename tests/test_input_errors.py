@@ -599,3 +599,17 @@ def test_sweep_inline_overlay_rules_are_range_checked(tmp_path):
     with pytest.raises(SoeInputError):
         run_sweep(config, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_more_threads_than_cpus_is_an_input_error(capsys, monkeypatch):
+    # audit I D7: simulate --threads 100000 started one thread (with its own game state) per game
+    import soe_sim.sim as sim
+
+    monkeypatch.setattr(sim, "_cpus", lambda: 2)
+    monkeypatch.setattr(sim, "_workers", lambda *a, **k: pytest.fail("workers were started"))
+    assert main(["simulate", "-s", "tutorial", "-n", "300", "--threads", "100000"]) == 2
+    (line,) = _error_lines(capsys)
+    assert "--threads" in line and "must be 1..2" in line and "(got 100000)" in line
+    with pytest.raises(SoeInputError, match="must be 1..2"):
+        sim.chunk_workers("tutorial", threads=3)
+    assert sim._threads(2) == 2 and sim._threads(None) == 2
