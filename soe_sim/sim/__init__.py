@@ -708,7 +708,8 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     df.index.name = None
     meta = {"scenario": sid, "polish": policy_label(polish)[0], "soviet": policy_label(soviet)[0],
             "polish_params": policy_label(polish)[1], "soviet_params": policy_label(soviet)[1], "seed": seed, "games": int(len(df)),
-            "ruleset": setup.rules.label, "threads": nthreads, "seconds": elapsed, "games_per_second": len(df) / elapsed if elapsed > 0 else None,
+            "ruleset": setup.rules.label, "threads": nthreads, "seconds": elapsed,
+            "games_per_second": len(df) / elapsed if elapsed > 0 else None,
             "ci_width": _ci_width(df)}
     if ci_width is not None:
         meta["ci_target"] = float(ci_width)

@@ -77,7 +77,8 @@ def _with_params(name: str, pairs, option: str):
               help="Games to play [default 1000; with --ci-width the most games, default 100000].")
 @click.option("--seed", default=0, show_default=True, type=SEED,
               help="Batch seed; game i is play_game(scenario, seed=(seed, i)).")
-@click.option("--threads", default=None, type=click.IntRange(min=1), help="Threads, at most the CPUs this process may use [default: every CPU]; "
+@click.option("--threads", default=None, type=click.IntRange(min=1),
+              help="Threads, at most the CPUs this process may use [default: every CPU]; "
               "results do not depend on it.")
 @click.option("--out", "out", default=None, type=click.Path(dir_okay=False),
               help="Write one row per game to this .parquet (or .csv) file.")
