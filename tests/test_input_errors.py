@@ -613,3 +613,21 @@ def test_more_threads_than_cpus_is_an_input_error(capsys, monkeypatch):
     with pytest.raises(SoeInputError, match="must be 1..2"):
         sim.chunk_workers("tutorial", threads=3)
     assert sim._threads(2) == 2 and sim._threads(None) == 2
+
+
+def test_sweep_with_an_unreachable_scheduler_leaves_nothing(tmp_path, monkeypatch):
+    # audit I D9: the manifest was written before the connection failed
+    import distributed
+
+    from soe_sim.sim.sweep import run_sweep
+
+    def refuse(*a, **k):
+        raise OSError("Timed out trying to connect to tcp://127.0.0.1:1")
+
+    monkeypatch.setattr(distributed, "Client", refuse)
+    config = tmp_path / "sweep.toml"
+    config.write_text('scenarios = ["tutorial"]\ngames_per_chunk = 5\nchunks = 2\nseed = 7\n'
+                      '[[pairs]]\npolish = "random"\nsoviet = "random"\n')
+    with pytest.raises(SoeInputError, match="cannot connect to the dask scheduler"):
+        run_sweep(config, tmp_path / "outZ", scheduler="tcp://127.0.0.1:1")
+    assert not (tmp_path / "outZ").exists()

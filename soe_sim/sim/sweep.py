@@ -666,9 +666,31 @@ def run_sweep(config, out, scheduler: str | None = None, *, client=None, n_worke
     scenarios available; the client writes every file, so workers need no shared file system.
     """
     cfg = config if isinstance(config, SweepConfig) else load_config(config)
+    own_client = None
     if client is None:
         scheduler = check_scheduler_address(scheduler)
-    out = Path(out)
+        if scheduler:  # connected before OUT and its manifest exist: an unreachable scheduler leaves nothing
+            own_client = client = _connect(scheduler)
+    try:
+        return _run_sweep(cfg, Path(out), client, own_client, n_workers, threads_per_worker, processes,
+                          max_tasks, progress)
+    except BaseException:
+        if own_client is not None and own_client.status != "closed":
+            own_client.close()
+        raise
+
+
+def _connect(scheduler: str):
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout="30s")
+    except (OSError, TimeoutError) as err:
+        raise SoeInputError(Problem("--scheduler", "", "", scheduler, f"cannot connect to the dask scheduler: {err}",
+                                    "give tcp://HOST:PORT of a running `dask scheduler`")) from None
+
+
+def _run_sweep(cfg, out, client, own_client, n_workers, threads_per_worker, processes, max_tasks, progress):
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -689,24 +711,16 @@ def run_sweep(config, out, scheduler: str | None = None, *, client=None, n_worke
     t0 = time.perf_counter()
     computed = 0
     status = "interrupted"
-    own_client = own_cluster = None
+    own_cluster = None
     futures: dict = {}
     try:
         if todo:
             from distributed import Client, LocalCluster, as_completed
 
             if client is None:
-                if scheduler:
-                    try:
-                        own_client = client = Client(scheduler, timeout="30s")
-                    except (OSError, TimeoutError) as err:
-                        raise SoeInputError(Problem("--scheduler", "", "", scheduler,
-                                                    f"cannot connect to the dask scheduler: {err}",
-                                                    "give tcp://HOST:PORT of a running `dask scheduler`")) from None
-                else:
-                    own_cluster = LocalCluster(n_workers=n_workers, threads_per_worker=int(threads_per_worker),
-                                               processes=processes, dashboard_address=None)
-                    own_client = client = Client(own_cluster)
+                own_cluster = LocalCluster(n_workers=n_workers, threads_per_worker=int(threads_per_worker),
+                                           processes=processes, dashboard_address=None)
+                own_client = client = Client(own_cluster)
             for t in todo:
                 f = client.submit(run_task, asdict(t), cfg.ruleset, overlays[t.overlay], cfg.key_cities,
                                   cfg.trajectories, cfg.battles, pure=False,
