@@ -14,6 +14,7 @@ from typing import Any, Iterable, NamedTuple
 import numpy as np
 
 from soe_sim._paths import data_dir, file_stamps
+from soe_sim.data._io import load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 
@@ -52,10 +53,11 @@ class CombatRules(NamedTuple):
 
 def _read_toml(path: Path) -> dict:
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = load_toml(path)
     except FileNotFoundError:
         raise SoeInputError(Problem(str(path), "", "", str(path), "rules file not found")) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise SoeInputError(Problem(str(path), "", "", str(path), f"cannot read file: {err}")) from None
     except tomllib.TOMLDecodeError as err:
         raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
     if is_variant_doc(data):

@@ -332,3 +332,15 @@ def test_condition_must_name_an_arrival_check(tmp_path):
     edit(root / SCEN, 'condition = "first-cavalry-army"', 'condition = "no-leaders"')
     find(problems_of(root), SCEN, "condition", "no-leaders", "only an arrival_check rule gates reinforcements",
          "arrival_check rules: first-cavalry-army")
+
+
+def test_files_saved_with_a_byte_order_mark_are_read(tmp_path):
+    # audit I D10: Excel's "CSV UTF-8" starts with a BOM: 175 errors ("unknown column '\ufeff# …'"); a TOML
+    # with one was "Invalid statement"
+    root = copy_fixture(tmp_path)
+    for rel in (AREAS, LINKS, "cards/polish.csv", SCEN, "map/grid.toml", "blocks/leaders.toml"):
+        path = root / rel
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    ds = load_dataset(root)
+    assert ds.game_map.n_areas == 10 and "test-offensive" in ds.scenarios
+    validate([root])

@@ -166,7 +166,7 @@ def read_table(path: Path, schema: list[Col], problems: Problems, key: str = "id
     path = Path(path)
     empty = Table(path, pd.DataFrame({c.name: pd.Series(dtype=object) for c in schema}), [], ok=False)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel's "CSV UTF-8") is not text
     except FileNotFoundError:
         problems.add(path, "", "", str(path), "file not found")
         return empty
@@ -241,12 +241,16 @@ def read_table(path: Path, schema: list[Col], problems: Problems, key: str = "id
     return Table(path, frame, line_numbers, ok=not missing)
 
 
+def load_toml(path) -> dict:
+    """``tomllib`` on a UTF-8 file, with or without the byte-order mark Excel and Notepad write."""
+    return tomllib.loads(Path(path).read_bytes().decode("utf-8-sig"))
+
+
 def read_toml(path: Path, problems: Problems) -> dict | None:
     """Parse a TOML file; on a syntax error record the file and line and return ``None``."""
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        return load_toml(path)
     except FileNotFoundError:
         problems.add(path, "", "", str(path), "file not found")
     except tomllib.TOMLDecodeError as exc:

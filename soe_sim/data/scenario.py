@@ -384,7 +384,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
     doc = read_toml(path, problems) if doc is None else doc
     if doc is None:
         return None
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")
     c = _Ctx(path, problems, game_map, roster, decks, text)
     n_phases = int(rule(c.root, "round.operation_phases"))
 

@@ -50,7 +50,7 @@ from pathlib import Path
 import pandas as pd
 
 from soe_sim._paths import data_dir
-from soe_sim.data._io import Problems
+from soe_sim.data._io import Problems, load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = [
@@ -665,8 +665,9 @@ def load_variant(ref, base_dir: Path | str | None = None, *, _stack: tuple = (),
         raise SoeInputError(Problem(file_where, entry, "extends", ref, "variants extend each other in a loop",
                                     " -> ".join(Path(s).name for s in _stack + (key,))))
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
+        doc = load_toml(path)
+    except UnicodeDecodeError as err:
+        raise SoeInputError(Problem(str(path), "", "", str(path), f"cannot read the variant: {err}")) from None
     except tomllib.TOMLDecodeError as err:
         raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
     except OSError as err:

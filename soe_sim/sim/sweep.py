@@ -64,6 +64,7 @@ import numpy as np
 import pandas as pd
 
 from soe_sim._dask import check_scheduler_address
+from soe_sim.data._io import load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = ["SweepConfig", "Overlay", "Task", "load_config", "plan", "run_sweep", "read_sweep", "chunk_seed",
@@ -237,10 +238,11 @@ def load_config(config, *, base_dir: str | Path | None = None) -> SweepConfig:
     if isinstance(config, (str, Path)):
         file = str(config)
         try:
-            with open(config, "rb") as fh:
-                raw = tomllib.load(fh)
+            raw = load_toml(config)
         except FileNotFoundError:
             raise SoeInputError(Problem(file, "", "", file, "sweep config not found")) from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise SoeInputError(Problem(file, "", "", file, f"cannot read the sweep config: {err}")) from None
         except tomllib.TOMLDecodeError as err:
             raise SoeInputError(Problem(file, "", "", "", f"invalid TOML: {err}")) from None
         base_dir = Path(config).resolve().parent if base_dir is None else Path(base_dir)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from soe_sim._paths import data_dir
+from soe_sim.data._io import load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 _LABEL = re.compile(r"^\s*(\d+)\s*[:\-]\s*(\d+)\s*$")
@@ -49,8 +50,7 @@ def label_index(label: str, *, file: str = "", entry: str = "") -> int:
 def read_toml(path: str | Path, what: str) -> dict:
     """Read a TOML file, turning I/O and syntax problems into one-line input errors."""
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        return load_toml(path)
     except FileNotFoundError:
         raise SoeInputError(Problem(str(path), "", "", str(path), f"{what} not found")) from None
     except IsADirectoryError:
