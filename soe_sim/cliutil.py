@@ -43,6 +43,8 @@ def check_figure_path(path: str, option: str = "--plot") -> str:
                                     f"unsupported image type {'.' + suffix if suffix else '(no extension)'!r}",
                                     "use one of " + ", ".join("." + k for k in sorted(kinds))))
     parent = os.path.dirname(os.path.abspath(text))
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise SoeInputError(Problem(option, "", "", text, f"{parent} is a file, not a directory"))
     if not os.path.isdir(parent):
         raise SoeInputError(Problem(option, "", "", text, f"directory {parent} does not exist"))
     return text
