@@ -360,6 +360,15 @@ def _ruleset_path(name_or_path: str | Path) -> Path:
     return path
 
 
+def _base_path(parent: str, path: Path) -> Path:
+    """:func:`_ruleset_path` of the ``[meta] base`` of ``path``; an unknown name is blamed on that file's key."""
+    try:
+        return _ruleset_path(parent)
+    except SoeInputError as err:
+        raise SoeInputError([Problem(str(path), "meta", "base", p.value, p.message, p.suggestion)
+                             for p in err.problems]) from None
+
+
 def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, list[str], dict]:
     """A ruleset file merged over the file its ``[meta] base`` names (recursively), so that a variant
     such as ``eats`` (``base = "soe"``) is a complete ruleset of its own. Also returns which file set
@@ -374,6 +383,7 @@ def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, lis
     if not isinstance(parent, str) or str(parent) in chain + (str(name),):
         raise SoeInputError(Problem(str(path), "meta", "base", parent,
                                     "expected the name of another ruleset (no cycles)", "e.g. base = \"soe\""))
+    _base_path(parent, path)
     values, base_sources, files, origins = _load_chain(parent, chain + (str(name),))
     problems: list[Problem] = []
     _merge(values, data, str(path), "", problems, origins)
@@ -405,7 +415,7 @@ def _overlay_base(parent, path: Path, loaded: tuple) -> tuple:
     if not isinstance(parent, str):
         raise SoeInputError(Problem(str(path), "meta", "base", parent, "expected the name of another ruleset",
                                     "e.g. base = \"soe\""))
-    parent_path = _ruleset_path(parent)
+    parent_path = _base_path(parent, path)
     if any(_same_files([f], [parent_path]) for f in files):
         return loaded
     chain = _load_chain(parent)

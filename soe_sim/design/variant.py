@@ -387,7 +387,11 @@ def _ruleset_problem(ruleset, file) -> Problem | None:
 
     if not isinstance(ruleset, str) or not ruleset:
         return Problem(file, "", "ruleset", ruleset, "expected a ruleset name or a TOML path", 'e.g. ruleset = "soe"')
-    if not _ruleset_path(ruleset).is_file():
+    try:
+        path = _ruleset_path(ruleset)
+    except SoeInputError as err:  # an unknown name: blamed on this file's key
+        return next(Problem(file, "", "ruleset", p.value, p.message, p.suggestion) for p in err.problems)
+    if not path.is_file():
         known = sorted(p.stem for p in (data_dir() / "rules").glob("*.toml"))
         return Problem(file, "", "ruleset", ruleset, "unknown ruleset",
                        did_you_mean(ruleset, known) or f"built-in rulesets: {', '.join(known)}")
