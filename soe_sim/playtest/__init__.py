@@ -96,6 +96,10 @@ def battles_frame(story: Story) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# Everything playtest writes into --out (replaced, or removed when a run does not write it).
+_OUTPUTS = ("game.md", "events.csv", "battles.csv", "search.csv", "snapshots", "game.gif")
+
+
 def _game_options(scenario_id: str, seed: int, pols: list, ruleset: str = "soe", game: int | None = None) -> str:
     """The options shared by ``soe-sim playtest`` and ``soe-sim simulate`` that fix the games played."""
     cmd = f"--scenario {scenario_id} --seed {seed}" + ("" if game is None else f" --game {game}")
@@ -227,15 +231,20 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
             write_snapshots(story, tmp / "snapshots", png=snapshots, gif_path=(tmp / "game.gif") if gif else None,
                             dpi=dpi, gif_dpi=gif_dpi, fps=fps, progress=frame)
         out.mkdir(parents=True, exist_ok=True)
-        for item in sorted(tmp.iterdir()):
-            dest = out / item.name
+        written = sorted(p.relative_to(tmp) for p in tmp.rglob("*") if p.is_file())
+        # an earlier run's outputs this run does not write (its snapshots/, game.gif, search.csv) go too:
+        # they would describe another game
+        names = {item.name for item in tmp.iterdir()} | set(_OUTPUTS)
+        for name in sorted(names):
+            dest = out / name
             if dest.is_dir() and not dest.is_symlink():
                 shutil.rmtree(dest)
             elif dest.exists() or dest.is_symlink():
                 dest.unlink()
-            os.replace(item, dest)
+            if (tmp / name).exists():
+                os.replace(tmp / name, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     pt.out_dir = out
-    pt.files = sorted(p for p in out.rglob("*") if p.is_file())
+    pt.files = [out / p for p in written]  # what this run wrote, not what else is in the directory
     return pt
