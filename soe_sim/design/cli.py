@@ -48,9 +48,11 @@ def _run_options(f):
 
 
 def _runner(o: dict):
+    from soe_sim.design.output import check_study_dir
     from soe_sim.design.runner import Runner
     from soe_sim.sim.cli import _with_params
 
+    check_study_dir(o["out_dir"])  # before any game
     progress = sys.stderr.isatty() if o["progress"] is None else o["progress"]
     work_dir = None
     if o["out_dir"] and (o["dask"] or o["scheduler"]):
@@ -135,8 +137,8 @@ def sensitivity_command(knobs, base, games, **o) -> None:
 
 
 @click.command("tune")
-@click.option("--knob", "-k", required=True, metavar="NAME[=LOW:HIGH]",
-              help="The numeric knob to tune and optionally its range [integer knobs: base ± 3].")
+@click.option("--knob", "-k", "knobs", multiple=True, required=True, metavar="NAME[=LOW:HIGH]",
+              help="The numeric knob to tune and optionally its range [integer knobs: base ± 3]; one knob.")
 @click.option("--target", default=0.5, show_default=True, type=float, help="Target win rate of --side.")
 @click.option("--side", type=click.Choice(["polish", "soviet"]), default="polish", show_default=True)
 @click.option("--base", default="base", show_default=True, metavar="VARIANT", help="Variant the knob is set in.")
@@ -145,7 +147,7 @@ def sensitivity_command(knobs, base, games, **o) -> None:
 @click.option("--batch", default=250, show_default=True, type=games_range(), help="Games per round.")
 @click.option("--tol", default=None, type=float, help="Stop when the crossing's interval is narrower (real knobs).")
 @_run_options
-def tune_command(knob, target, side, base, games, batch, tol, **o) -> None:
+def tune_command(knobs, target, side, base, games, batch, tol, **o) -> None:
     """Find the knob value whose win rate is closest to --target (adaptive logistic fit).
 
     Reports the crossing of the fitted win-rate curve with its 95 % interval and, for integer
@@ -153,6 +155,16 @@ def tune_command(knob, target, side, base, games, batch, tol, **o) -> None:
     """
     from soe_sim.design.tune import tune
     from soe_sim.design.variant import load_variant
+    from soe_sim.errors import Problem, SoeInputError
+
+    if len(knobs) > 1:  # a second -k silently replaced the first
+        raise SoeInputError(Problem("--knob", "", "", ", ".join(knobs), "tune tunes one knob",
+                                    "run tune once per knob, or use `soe-sim sensitivity -k A -k B`"))
+    knob = knobs[0]
+    name, sep, rng = knob.partition("=")
+    if sep and rng.count(":") > 1:  # NAME=LOW:HIGH:POINTS is sensitivity's form; tune picks its points
+        raise SoeInputError(Problem("--knob", "", "", knob, "expected NAME or NAME=LOW:HIGH",
+                                    f"tune chooses the values it plays: -k {name}={':'.join(rng.split(':')[:2])}"))
 
     base = load_variant(base, _where=("--base", ""))  # its problems name the option
     progress = sys.stderr.isatty() if o["progress"] is None else o["progress"]

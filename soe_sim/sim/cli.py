@@ -58,10 +58,14 @@ def _with_params(name: str, pairs, option: str):
         try:
             if not sep:
                 raise ValueError
-            params[key.strip()] = float(value)
+            number = float(value)
         except ValueError:
             raise SoeInputError(Problem(option, "", "", item, "expected KEY=NUMBER",
                                         "e.g. --polish-param attack_threshold=0.6")) from None
+        if key.strip() in params:  # not "the last one wins" in silence
+            raise SoeInputError(Problem(option, "", "", item, f"parameter '{key.strip()}' given twice",
+                                        "give each parameter once"))
+        params[key.strip()] = number
     return (name, params)
 
 

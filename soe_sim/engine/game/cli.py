@@ -60,6 +60,7 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step
         else:
             load_scenario(s)  # raises SoeInputError (exit 2) for an unknown id
             ids.append(s)
+    ids = list(dict.fromkeys(ids))  # `-s all -s tutorial` plays the tutorial once
     kw = {"ruleset": ruleset} if ruleset != "soe" else {}
     bar = every_step and bool(sys.stderr.isatty() if progress is None else progress)
     reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads,
