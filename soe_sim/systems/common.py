@@ -65,6 +65,15 @@ def system_file(system: str, path: str | Path | None = None) -> tuple[dict, Path
     return read_toml(p, f"{system} combat-system file"), p
 
 
+def die_faces(raw: dict, file: str) -> int:
+    """``[meta] die_faces`` of a combat-system file: an integer ≥ 1, else an error naming the key (a 0 showed
+    up as "expected a list of 0 results" in every CRT cell)."""
+    faces = raw["meta"]["die_faces"]
+    if isinstance(faces, bool) or not isinstance(faces, int) or not 1 <= faces <= 100:
+        raise SoeInputError(Problem(file, "meta", "die_faces", faces, "expected an integer 1..100"))
+    return faces
+
+
 def choice(option: str, value: str, allowed, what: str) -> str:
     """Validate ``value`` against ``allowed`` names (case-insensitive, `_`/`-` interchangeable)."""
     norm = str(value).strip().lower().replace("_", "-")
