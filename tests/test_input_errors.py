@@ -576,7 +576,7 @@ def test_playtest_names_and_replays_a_custom_ruleset(tmp_path):
     from soe_sim.sim import simulate, summarize
     from soe_sim.sim.cli import format_summary
 
-    df = simulate("tutorial", 2, seed=1, threads=1, ruleset=str(noloss))
+    df = simulate("tutorial", games=2, seed=1, threads=1, ruleset=str(noloss))
     assert df.attrs["soe_sim"]["ruleset"] == "soe+b_noloss.toml"
     summary = summarize(df)
     summary.update(df.attrs["soe_sim"])
@@ -631,3 +631,121 @@ def test_sweep_with_an_unreachable_scheduler_leaves_nothing(tmp_path, monkeypatc
     with pytest.raises(SoeInputError, match="cannot connect to the dask scheduler"):
         run_sweep(config, tmp_path / "outZ", scheduler="tcp://127.0.0.1:1")
     assert not (tmp_path / "outZ").exists()
+
+
+def test_playtest_rerun_removes_the_outputs_of_an_earlier_run(tmp_path):
+    # audit I D8: snapshots/ and game.gif of an earlier seed stayed next to the new game.md and were counted
+    from soe_sim.playtest import playtest
+
+    out = tmp_path / "pt"
+    (out / "snapshots").mkdir(parents=True)
+    (out / "snapshots" / "phase-001.png").write_bytes(b"old")
+    for name in ("game.gif", "search.csv"):
+        (out / name).write_text("old")
+    (out / "notes.txt").write_text("mine")  # not a playtest output: kept
+    pt = playtest("tutorial", 2, out_dir=out, snapshots=False, gif=False)
+    assert [p.name for p in pt.files] == ["battles.csv", "events.csv", "game.md"]
+    assert _files(out) == ["battles.csv", "events.csv", "game.md", "notes.txt"]
+
+
+@pytest.mark.parametrize("marker, needle", [("manifest.json", "a sweep's output"), ("game.md", "a playtest's output")])
+def test_a_study_is_not_written_into_another_commands_output(tmp_path, capsys, monkeypatch, marker, needle):
+    # audit I D8: compare --out into a sweep directory mixed its files with manifest.json and games/
+    import soe_sim.design.runner as runner
+
+    monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("a runner was started"))
+    out = tmp_path / "out0"
+    out.mkdir()
+    (out / marker).write_text("{}")
+    for cmd in (["compare", "-v", "flank-1"], ["sensitivity", "-k", "rules.combat.flank_penalty=0:2"],
+                ["tune", "-k", "rules.combat.flank_penalty"]):
+        assert main([*cmd, "-s", "tutorial", "-n", "10", "--out", str(out)]) == 2
+        (line,) = _error_lines(capsys)
+        assert "--out" in line and needle in line and "give a new or empty directory" in line
+    assert _files(out) == [marker]
+
+
+@pytest.mark.parametrize("cmd, needle", [
+    (["tune", "-k", "rules.combat.flank_penalty", "-k", "rules.combat.hand_card_bonus"], "tune tunes one knob"),
+    (["tune", "-k", "rules.combat.flank_penalty=0:3:5"], "expected NAME or NAME=LOW:HIGH"),
+    (["simulate", "--polish", "balanced", "--polish-param", "attack_threshold=0.5", "--polish-param",
+      "attack_threshold=0.7"], "parameter 'attack_threshold' given twice"),
+])
+def test_options_given_twice_or_with_ignored_parts(capsys, monkeypatch, cmd, needle):
+    # audit I D11: tune -k A -k B tuned only B, tune ignored :POINTS, a repeated --polish-param: the last won
+    import soe_sim.design.runner as runner
+    import soe_sim.sim as sim
+
+    monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("a runner was started"))
+    monkeypatch.setattr(sim, "_workers", lambda *a, **k: pytest.fail("workers were started"))
+    assert main([*cmd, "-s", "tutorial", "-n", "10"]) == 2
+    (line,) = _error_lines(capsys)
+    assert needle in line
+
+
+def test_fuzz_plays_a_scenario_named_twice_once(monkeypatch, capsys):
+    import soe_sim.engine.game as game
+
+    played = []
+    monkeypatch.setattr(game, "fuzz", lambda sid, *a, **k: played.append(sid) or {
+        "scenario": sid, "ruleset": "soe", "games": 1, "seed": 0, "checked": "phase", "violations": 0,
+        "crashes": 0, "stalemates": 0, "outcomes": {}, "winners": {}, "first_violation": None,
+        "first_crash": None})
+    main(["fuzz", "-s", "tutorial", "-s", "all", "-s", "tutorial", "-n", "1"])
+    capsys.readouterr()
+    assert played.count("tutorial") == 1 and len(played) == len(set(played)) > 1
+
+
+def test_map_output_under_a_file(tmp_path, capsys, monkeypatch):
+    # audit I D10: "directory …/afile does not exist", although it exists (as a file)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    assert main(["map", "-o", "afile/m.png"]) == 2
+    (line,) = _error_lines(capsys)
+    assert "afile is a file, not a directory" in line
+
+
+@pytest.mark.parametrize("where, needle", [("nonexist", "no such directory"), ("empty", "not a data directory")])
+def test_a_bad_soe_sim_data_names_the_variable(tmp_path, capsys, monkeypatch, where, needle):
+    # audit I D10: "unknown ruleset (got 'soe'); built-in rulesets: " and `scenarios` printing "no scenarios", rc 0
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("SOE_SIM_DATA", str(tmp_path / where))
+    for cmd in (["simulate", "-s", "tutorial", "-n", "5"], ["scenarios"], ["odds", "--attacker", "4i",
+                                                                           "--defender", "3i"]):
+        assert main(cmd) == 2
+        (line,) = _error_lines(capsys)
+        assert line.startswith("error: SOE_SIM_DATA:") and needle in line and where in line
+
+
+def test_an_unknown_base_or_ruleset_names_the_file_and_key(tmp_path, capsys):
+    # audit I D10/D11: "ruleset: unknown ruleset (got 'soee')" named neither file nor key, and odds --rules
+    # ignored the typo
+    overlay = tmp_path / "ovb.toml"
+    overlay.write_text('[meta]\nbase = "soee"\n[combat]\nflank_penalty = 1\n')
+    variant = tmp_path / "v12.toml"
+    variant.write_text('name = "v12"\ndescription = "x"\nruleset = "eat"\n')
+    for cmd, file, field in ((["validate", str(overlay)], "ovb.toml", "meta: field 'base'"),
+                             (["odds", "--attacker", "4i", "--defender", "3i", "--rules", str(overlay)], "ovb.toml",
+                              "meta: field 'base'"),
+                             (["validate", str(variant)], "v12.toml", "field 'ruleset'")):
+        assert main(cmd) == 2
+        (line,) = _error_lines(capsys)
+        assert file in line and field in line and "unknown ruleset" in line and "did you mean `" in line, line
+
+
+def test_validate_reads_the_variants_and_combat_systems_of_a_data_directory(tmp_path, capsys):
+    # audit I D4/D10: a data copy's variants/ and systems/ were not validated; the shipped soyuz81.toml gave six
+    # spurious errors (read as a ruleset); die_faces = 0 was "crt.1:3: expected a list of 0 results"
+    assert main(["validate", str(DATA / "systems" / "soyuz81.toml"), str(DATA / "systems" / "rswe.toml")]) == 0
+    assert "combat system soyuz81" in capsys.readouterr().out
+    mine = tmp_path / "mydata"
+    shutil.copytree(DATA, mine)
+    flank = mine / "variants" / "flank-1.toml"
+    flank.write_text(flank.read_text().replace("combat.flank_penalty = 1", "combat.flank_penlty = 1", 1))
+    s81 = mine / "systems" / "soyuz81.toml"
+    s81.write_text(s81.read_text().replace("die_faces = 6", "die_faces = 0", 1))
+    assert main(["validate", str(mine)]) == 2
+    lines = _error_lines(capsys)
+    assert len(lines) == 2, lines
+    assert "flank-1.toml" in lines[0] and "flank_penlty" in lines[0] and "did you mean `flank_penalty`" in lines[0]
+    assert "soyuz81.toml: meta: field 'die_faces': expected an integer 1..100 (got 0)" in lines[1]
