@@ -12,9 +12,23 @@ _REPO_DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def data_dir() -> Path:
-    """Root of the data directory (``$SOE_SIM_DATA`` or the repository's ``data/``)."""
+    """Root of the data directory (``$SOE_SIM_DATA`` or the repository's ``data/``).
+
+    ``$SOE_SIM_DATA`` naming no directory, or one without ``map/`` and ``rules/``, is a
+    :class:`~soe_sim.errors.SoeInputError` naming the variable (not "unknown ruleset 'soe'" or "no
+    scenarios" later on)."""
     env = os.environ.get("SOE_SIM_DATA")
-    return Path(env) if env else _REPO_DATA
+    if not env:
+        return _REPO_DATA
+    path = Path(env)
+    if not path.is_dir() or not ((path / "map").is_dir() or (path / "rules").is_dir()):
+        from soe_sim.errors import Problem, SoeInputError
+
+        what = "no such directory" if not path.exists() else "not a directory" if not path.is_dir() else \
+            "not a data directory (no map/ or rules/)"
+        raise SoeInputError(Problem("SOE_SIM_DATA", "", "", env, what,
+                                    "point it at a copy of the data/ directory, or unset it for the built-in data"))
+    return path
 
 
 def file_stamps(files) -> tuple:

@@ -17,6 +17,9 @@ from soe_sim.errors import SoeInputError
 @click.version_option(package_name="soe_sim")
 def cli() -> None:
     """soe_sim: exact odds and Monte Carlo analysis for Strike of the Eagle."""
+    from soe_sim._paths import data_dir
+
+    data_dir()  # a bad $SOE_SIM_DATA: one error naming it, whatever the command and its caches
 
 
 def _register() -> None:

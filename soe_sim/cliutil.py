@@ -8,6 +8,21 @@ import click
 
 from soe_sim.errors import Problem, SoeInputError
 
+# Ceilings of the integer options (a larger value is a one-line click error, not an OverflowError or a run
+# that fills the memory): a seed is stored as int64; the games of one command are held in memory (use
+# `soe-sim sweep`, which writes its chunks to disk, for more); a Monte Carlo's battles likewise.
+SEED_MAX = 2**63 - 1
+GAMES_MAX = 1_000_000
+MC_MAX = 10_000_000
+MAX_STEPS_MAX = 1_000_000_000
+
+SEED = click.IntRange(min=0, max=SEED_MAX)
+
+
+def games_range(min: int = 1) -> click.IntRange:  # noqa: A002 (click's name)
+    """``click.IntRange(min, GAMES_MAX)`` for a count of games."""
+    return click.IntRange(min=min, max=GAMES_MAX)
+
 
 def check_figure_path(path: str, option: str = "--plot") -> str:
     """``path`` when matplotlib can write an image there, else a one-line input error naming
@@ -28,6 +43,8 @@ def check_figure_path(path: str, option: str = "--plot") -> str:
                                     f"unsupported image type {'.' + suffix if suffix else '(no extension)'!r}",
                                     "use one of " + ", ".join("." + k for k in sorted(kinds))))
     parent = os.path.dirname(os.path.abspath(text))
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise SoeInputError(Problem(option, "", "", text, f"{parent} is a file, not a directory"))
     if not os.path.isdir(parent):
         raise SoeInputError(Problem(option, "", "", text, f"directory {parent} does not exist"))
     return text

@@ -14,6 +14,7 @@ from typing import Any, Iterable, NamedTuple
 import numpy as np
 
 from soe_sim._paths import data_dir, file_stamps
+from soe_sim.data._io import load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 
@@ -52,10 +53,11 @@ class CombatRules(NamedTuple):
 
 def _read_toml(path: Path) -> dict:
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = load_toml(path)
     except FileNotFoundError:
         raise SoeInputError(Problem(str(path), "", "", str(path), "rules file not found")) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise SoeInputError(Problem(str(path), "", "", str(path), f"cannot read file: {err}")) from None
     except tomllib.TOMLDecodeError as err:
         raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
     if is_variant_doc(data):
@@ -121,6 +123,11 @@ _AT_LEAST_ONE = (
     "blocks.leader_sp",
 )
 
+# Every number in a ruleset is at most RULE_MAX (the engine keeps rule values in int8..int64 arrays and
+# constants; SoE's largest is 18) except the keys of _AT_MOST.
+RULE_MAX = 100
+_AT_MOST = {"cards.deck_size": 1000}
+
 # The item type of each list rule whose SoE value is empty (there the schema cannot show it), as an
 # example item: every list rule's items are type-checked (a list rule missing here and empty in soe.toml
 # fails tests/test_input_errors.py).
@@ -158,8 +165,9 @@ def _same_kind(value, like) -> bool:
 
 def _check_values(values: dict, origins: dict, files: list[str], problems: list[Problem]) -> None:
     """Check a merged ruleset against the schema: every key present with its type (a partial file
-    loaded as a ruleset of its own is the usual cause, hence the hint), no unknown key, integers
-    ``>= 0`` (``>= 1`` for :data:`_AT_LEAST_ONE`), ``initiative.min_level <= max_level``. Problems name
+    loaded as a ruleset of its own is the usual cause, hence the hint), no unknown key, numbers
+    ``>= 0`` (``>= 1`` for :data:`_AT_LEAST_ONE`) and ``<= RULE_MAX`` (:data:`_AT_MOST`),
+    ``initiative.min_level <= max_level``. Problems name
     the file that set the value."""
     first = files[0] if files else "rules"
     partial_hint = ("a file with only some rules is an overlay: add [meta] base = \"soe\" to it, or give "
@@ -190,8 +198,12 @@ def _check_values(values: dict, origins: dict, files: list[str], problems: list[
                 problems.append(Problem(where, "", dotted, value, f"expected a list of {_type_name(item)}s"))
                 continue
             low = 1 if dotted in _AT_LEAST_ONE else 0
-            if any(isinstance(v, (int, float)) and not isinstance(v, bool) and v < low for v in items):
+            high = _AT_MOST.get(dotted, RULE_MAX)
+            numbers = [v for v in items if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if any(v < low for v in numbers):
                 problems.append(Problem(where, "", dotted, value, f"must be at least {low}"))
+            elif any(not v <= high for v in numbers):  # also NaN
+                problems.append(Problem(where, "", dotted, value, f"must be at most {high}"))
             elif dotted in _ONLY_VALUE and value != _ONLY_VALUE[dotted][0]:
                 only, why = _ONLY_VALUE[dotted]
                 problems.append(Problem(where, "", dotted, value, f"must be {only}: {why}"))
@@ -256,6 +268,15 @@ class Rules:
     @property
     def name(self) -> str:
         return self.values["meta"]["name"]
+
+    @property
+    def label(self) -> str:
+        """The ruleset as output names it: ``meta.id`` (``"soe"``, ``"eats"``), followed by the file name of
+        every file read from outside the data's ``rules/`` folder (a ruleset or overlay given as a path, a
+        variant): ``"soe+b_noloss.toml"``. So a custom file is never reported as plain ``soe``."""
+        home = (data_dir() / "rules").resolve()
+        custom = [Path(f).name for f in self.files if Path(f).resolve().parent != home]
+        return "+".join([str(self.values["meta"]["id"]), *custom])
 
     def combat_constants(self) -> CombatRules:
         """Kernel-ready combat constants (validated: chart rows ascending, losses ≥ 0)."""
@@ -339,6 +360,15 @@ def _ruleset_path(name_or_path: str | Path) -> Path:
     return path
 
 
+def _base_path(parent: str, path: Path) -> Path:
+    """:func:`_ruleset_path` of the ``[meta] base`` of ``path``; an unknown name is blamed on that file's key."""
+    try:
+        return _ruleset_path(parent)
+    except SoeInputError as err:
+        raise SoeInputError([Problem(str(path), "meta", "base", p.value, p.message, p.suggestion)
+                             for p in err.problems]) from None
+
+
 def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, list[str], dict]:
     """A ruleset file merged over the file its ``[meta] base`` names (recursively), so that a variant
     such as ``eats`` (``base = "soe"``) is a complete ruleset of its own. Also returns which file set
@@ -353,6 +383,7 @@ def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, lis
     if not isinstance(parent, str) or str(parent) in chain + (str(name),):
         raise SoeInputError(Problem(str(path), "meta", "base", parent,
                                     "expected the name of another ruleset (no cycles)", "e.g. base = \"soe\""))
+    _base_path(parent, path)
     values, base_sources, files, origins = _load_chain(parent, chain + (str(name),))
     problems: list[Problem] = []
     _merge(values, data, str(path), "", problems, origins)
@@ -384,7 +415,7 @@ def _overlay_base(parent, path: Path, loaded: tuple) -> tuple:
     if not isinstance(parent, str):
         raise SoeInputError(Problem(str(path), "meta", "base", parent, "expected the name of another ruleset",
                                     "e.g. base = \"soe\""))
-    parent_path = _ruleset_path(parent)
+    parent_path = _base_path(parent, path)
     if any(_same_files([f], [parent_path]) for f in files):
         return loaded
     chain = _load_chain(parent)

@@ -94,6 +94,23 @@ CASES = [
      ("blocks/leaders.toml", "ability", "any_ordr", "unknown leader ability", "did you mean `any_order`?")),
     ("unknown-effect-key", "cards/polish.csv", "enemy_extra_loss:1", "enemy_extra_los:1",
      ("cards/polish.csv", "effect", "enemy_extra_los", "unknown effect key", "did you mean `enemy_extra_loss`?")),
+    # --- values too large for the engine's arrays (audit I D2: an OverflowError, not a problem) --------
+    ("area-vp-too-large", AREAS, "Kovel,Kowel,24.71,51.21,E5,south,contested,0,",
+     "Kovel,Kowel,24.71,51.21,E5,south,contested,200,", (AREAS, "vp", 200, "out of range; expected an integer 0..100",
+                                                        None)),
+    ("area-cubes-too-large", AREAS, "0,0,0,true,soviet", "1000,0,0,true,soviet",
+     (AREAS, "strategic_infantry", 1000, "out of range; expected an integer 0..20", None)),
+    ("card-modifier-too-large", "cards/polish.csv", "\n1,Card 1,2,1,", "\n1,Card 1,2,100000,",
+     ("cards/polish.csv", "combat_modifier", 100000, "out of range; expected an integer 0..20", None)),
+    ("card-effect-too-large", "cards/polish.csv", "enemy_extra_loss:1", "enemy_extra_loss:99999999999999999999",
+     ("cards/polish.csv", "effect", "enemy_extra_loss:99999999999999999999", "out of range; expected -100..100",
+      None)),
+    ("scenario-vp-too-large", SCEN, '[vp]\nside = "polish"\nvalue = 1', '[vp]\nside = "polish"\nvalue = 1000000',
+     (SCEN, "value", 1000000, "out of range; expected 0..100", None)),
+    ("objective-vp-too-large", SCEN, 'area = "warsaw"\nvp = 1', 'area = "warsaw"\nvp = 99999999999999999999',
+     (SCEN, "vp", 99999999999999999999, "out of range; expected -100..100", None)),
+    ("end-round-too-large", SCEN, "[end]\nround = 2", "[end]\nround = 40000",
+     (SCEN, "round", 40000, "out of range; expected 1..99", None)),
     # --- ids -----------------------------------------------------------------------------------
     ("duplicate-area-id", AREAS, "\nkovel,Kovel", "\nlublin,Kovel",
      (AREAS, "id", "lublin", "duplicate area id", None)),
@@ -315,3 +332,15 @@ def test_condition_must_name_an_arrival_check(tmp_path):
     edit(root / SCEN, 'condition = "first-cavalry-army"', 'condition = "no-leaders"')
     find(problems_of(root), SCEN, "condition", "no-leaders", "only an arrival_check rule gates reinforcements",
          "arrival_check rules: first-cavalry-army")
+
+
+def test_files_saved_with_a_byte_order_mark_are_read(tmp_path):
+    # audit I D10: Excel's "CSV UTF-8" starts with a BOM: 175 errors ("unknown column '\ufeff# …'"); a TOML
+    # with one was "Invalid statement"
+    root = copy_fixture(tmp_path)
+    for rel in (AREAS, LINKS, "cards/polish.csv", SCEN, "map/grid.toml", "blocks/leaders.toml"):
+        path = root / rel
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    ds = load_dataset(root)
+    assert ds.game_map.n_areas == 10 and "test-offensive" in ds.scenarios
+    validate([root])

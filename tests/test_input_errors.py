@@ -451,3 +451,301 @@ def test_an_overlays_base_is_honoured(tmp_path, capsys):
         assert main([*args, *extra]) == 0
         losses[name] = json.loads(capsys.readouterr().out)["attacker_losses_mean"]
     assert losses["soe"] != losses["eats"] and losses["overlay"] == losses["eats"]
+
+
+# --- audit I ------------------------------------------------------------------------------------------
+
+def test_variant_with_a_misspelt_card_effect_is_one_problem(tmp_path, capsys):
+    # audit I D1: the variant's card check handed a plain list to parse_effect (AttributeError)
+    variant = tmp_path / "v11.toml"
+    variant.write_text('name = "v11"\ndescription = "x"\n[cards.soviet.change.38]\neffect = "enemy_extra_los:1"\n')
+    assert main(["validate", str(variant)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "v11.toml" in line and "[cards.soviet] change.38" in line and "field 'effect'" in line
+    assert "'enemy_extra_los'" in line and "did you mean `enemy_extra_loss`?" in line
+
+
+@pytest.mark.parametrize("body, field", [
+    ("[combat]\nflank_penalty = 99999999999999999999\n", "combat.flank_penalty"),  # above int64
+    ("[combat]\nchart_min_value = [0, 4, 7, 10, 13, 1000]\n", "combat.chart_min_value"),
+    ("[stacking]\nmax_blocks = 200\n", "stacking.max_blocks"),  # int8 in the engine
+])
+def test_rule_values_have_a_ceiling(tmp_path, capsys, body, field):
+    # audit I D2: a huge rule value passed every check and crashed numba typing or an int8 array
+    overlay = tmp_path / "huge.toml"
+    overlay.write_text(body)
+    assert main(["odds", "--attacker", "4i,4i", "--defender", "3i", "--rules", str(overlay)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "huge.toml" in line and f"'{field}'" in line and "must be at most 100" in line
+    variant = tmp_path / "hugev.toml"
+    variant.write_text('name = "hugev"\ndescription = "x"\n[rules]\n' + body.replace("[combat]\n", "combat.")
+                       .replace("[stacking]\n", "stacking."))
+    assert main(["validate", str(variant)]) == 2
+    assert "must be at most 100" in _error_lines(capsys)[0]
+
+
+def test_variant_card_and_scenario_values_have_a_ceiling(tmp_path, capsys):
+    # audit I D2: validate said ok, compare crashed with OverflowError (int8 card arrays, int16 VP track)
+    cards = tmp_path / "c.toml"
+    cards.write_text('name = "c"\ndescription = "x"\n[cards.soviet.change.38]\ncombat_modifier = 100000\n')
+    assert main(["validate", str(cards)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "[cards.soviet] change.38" in line and "'combat_modifier'" in line and "0..20 (got 100000)" in line
+    from soe_sim.design.variant import resolve
+
+    scen = tmp_path / "s.toml"
+    scen.write_text('name = "s"\ndescription = "x"\n[scenario]\nvp = 1000000\n')
+    with pytest.raises(SoeInputError) as err:
+        resolve("tutorial", str(scen))
+    (problem,) = err.value.problems
+    assert "s.toml" in problem.file and problem.field == "value" and problem.value == 1000000
+    assert "out of range; expected 0..100" in problem.message
+
+
+@pytest.mark.parametrize("cmd, option", [
+    (["simulate", "-s", "tutorial", "-n", "5", "--seed", str(2**63)], "--seed"),
+    (["report", "balance", "-s", "tutorial", "-n", "10", "--seed", "99999999999999999999", "--out", "r"], "--seed"),
+    (["playtest", "-s", "tutorial", "--seed", "99999999999999999999", "--find", "soviet wins", "--out", "p"],
+     "--seed"),
+    (["compare", "-v", "flank-1", "-s", "tutorial", "-n", "4", "--seed", str(2**63)], "--seed"),
+    (["odds", "--attacker", "4i", "--defender", "3i", "--mc", "100000000000000000000"], "--mc"),
+    (["odds", "--attacker", "4i", "--defender", "3i", "--mc", "10000001"], "--mc"),
+    (["fuzz", "-s", "tutorial", "-n", "99999999999999999999999"], "--games"),
+    (["fuzz", "-s", "tutorial", "-n", "2", "--max-steps", "99999999999999999999"], "--max-steps"),
+    (["simulate", "-s", "tutorial", "-n", "1000001"], "--games"),
+    (["playtest", "-s", "tutorial", "--seed", "1", "--find", "soviet wins", "--search-games", "10000000"],
+     "--search-games"),
+])
+def test_huge_integer_options_are_input_errors(tmp_path, capsys, monkeypatch, cmd, option):
+    # audit I D3: OverflowError tracebacks (after the games, for simulate), or "2 crashes" of the engine
+    monkeypatch.chdir(tmp_path)
+    assert main(cmd) == 2
+    (line,) = _error_lines(capsys)
+    assert f"Invalid value for '{option}'" in line and "is not in the range" in line
+    assert _files(tmp_path) == []
+
+
+def test_simulate_api_refuses_a_seed_its_int64_column_cannot_hold(monkeypatch):
+    import soe_sim.sim as sim
+
+    monkeypatch.setattr(sim, "chunk_workers", lambda *a, **k: pytest.fail("a game was played"))
+    with pytest.raises(SoeInputError, match="at most 2\\*\\*63 - 1"):
+        sim.simulate("tutorial", 2, seed=2**63)
+
+
+def test_a_custom_rules_file_is_named_not_labelled_soe(tmp_path, capsys):
+    # audit I D5: a ruleset file with base = "soe" was labelled plain "soe" in every output
+    import json
+
+    from soe_sim.playtest import _replay_command
+    from soe_sim.rules import load_rules
+
+    noloss = tmp_path / "b_noloss.toml"
+    noloss.write_text('[meta]\nbase = "soe"\n[combat]\nchart_losses = [0, 0, 0, 0, 0, 0]\n')
+    assert load_rules("soe").label == "soe" and load_rules("eats").label == "eats"
+    assert load_rules(noloss).label == "soe+b_noloss.toml"
+    assert load_rules("eats", [DATA / "rules" / "no-leader-abilities.toml"]).label == "eats"
+    assert load_rules("soe", [noloss]).label == "soe+b_noloss.toml"
+    args = ["odds", "--attacker", "4i,4i", "--defender", "3i"]
+    assert main([*args, "--rules", str(noloss)]) == 0
+    assert "Rules: soe+b_noloss.toml" in capsys.readouterr().out
+    assert main([*args, "--rules", str(noloss), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rules"] == "soe+b_noloss.toml"
+    assert main([*args, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rules"] == "soe"
+
+    class Pol:
+        name, params = "random", {}
+
+    spaced = str(tmp_path / "my rules.toml")
+    assert _replay_command("tutorial", 1, 0, [Pol(), Pol()], spaced) == (
+        f"soe-sim playtest --scenario tutorial --seed 1 --game 0 --ruleset '{spaced}' --polish random "
+        "--soviet random --out DIR")
+
+
+def test_playtest_names_and_replays_a_custom_ruleset(tmp_path):
+    # audit I D5: game.md said "Ruleset: `soe`" and its Replay command had no --ruleset (another game)
+    from soe_sim.playtest import playtest
+
+    noloss = tmp_path / "b_noloss.toml"
+    noloss.write_text('[meta]\nbase = "soe"\n[combat]\nchart_losses = [0, 0, 0, 0, 0, 0]\n')
+    text = playtest("tutorial", 1, ruleset=str(noloss), snapshots=False, gif=False).text
+    assert "Ruleset: `soe+b_noloss.toml`" in text
+    assert f"Replay: `soe-sim playtest --scenario tutorial --seed 1 --game 0 --ruleset {noloss} " in text
+    assert f"`soe-sim simulate --scenario tutorial --seed 1 --ruleset {noloss} " in text
+    from soe_sim.sim import simulate, summarize
+    from soe_sim.sim.cli import format_summary
+
+    df = simulate("tutorial", games=2, seed=1, threads=1, ruleset=str(noloss))
+    assert df.attrs["soe_sim"]["ruleset"] == "soe+b_noloss.toml"
+    summary = summarize(df)
+    summary.update(df.attrs["soe_sim"])
+    assert format_summary(summary).startswith("tutorial under soe+b_noloss.toml: random (Polish)")
+
+
+def test_sweep_inline_overlay_rules_are_range_checked(tmp_path):
+    # audit I D12: [overlays.rules] combat.flank_penalty = -7 was played; every other path refuses it
+    from soe_sim.sim.sweep import load_config, run_sweep
+
+    config = tmp_path / "sweep.toml"
+    config.write_text('scenarios = ["tutorial"]\ngames_per_chunk = 5\nchunks = 2\nseed = 7\n'
+                      '[[pairs]]\npolish = "random"\nsoviet = "random"\n'
+                      '[[overlays]]\nname = "x"\n[overlays.rules]\ncombat.flank_penalty = -7\n')
+    with pytest.raises(SoeInputError) as err:
+        load_config(config)
+    (problem,) = err.value.problems
+    assert "sweep.toml" in problem.file and "overlays 'x'" in problem.file
+    assert problem.field == "combat.flank_penalty" and problem.value == -7 and "must be at least 0" in problem.message
+    with pytest.raises(SoeInputError):
+        run_sweep(config, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_more_threads_than_cpus_is_an_input_error(capsys, monkeypatch):
+    # audit I D7: simulate --threads 100000 started one thread (with its own game state) per game
+    import soe_sim.sim as sim
+
+    monkeypatch.setattr(sim, "_cpus", lambda: 2)
+    monkeypatch.setattr(sim, "_workers", lambda *a, **k: pytest.fail("workers were started"))
+    assert main(["simulate", "-s", "tutorial", "-n", "300", "--threads", "100000"]) == 2
+    (line,) = _error_lines(capsys)
+    assert "--threads" in line and "must be 1..2" in line and "(got 100000)" in line
+    with pytest.raises(SoeInputError, match="must be 1..2"):
+        sim.chunk_workers("tutorial", threads=3)
+    assert sim._threads(2) == 2 and sim._threads(None) == 2
+
+
+def test_sweep_with_an_unreachable_scheduler_leaves_nothing(tmp_path, monkeypatch):
+    # audit I D9: the manifest was written before the connection failed
+    import distributed
+
+    from soe_sim.sim.sweep import run_sweep
+
+    def refuse(*a, **k):
+        raise OSError("Timed out trying to connect to tcp://127.0.0.1:1")
+
+    monkeypatch.setattr(distributed, "Client", refuse)
+    config = tmp_path / "sweep.toml"
+    config.write_text('scenarios = ["tutorial"]\ngames_per_chunk = 5\nchunks = 2\nseed = 7\n'
+                      '[[pairs]]\npolish = "random"\nsoviet = "random"\n')
+    with pytest.raises(SoeInputError, match="cannot connect to the dask scheduler"):
+        run_sweep(config, tmp_path / "outZ", scheduler="tcp://127.0.0.1:1")
+    assert not (tmp_path / "outZ").exists()
+
+
+def test_playtest_rerun_removes_the_outputs_of_an_earlier_run(tmp_path):
+    # audit I D8: snapshots/ and game.gif of an earlier seed stayed next to the new game.md and were counted
+    from soe_sim.playtest import playtest
+
+    out = tmp_path / "pt"
+    (out / "snapshots").mkdir(parents=True)
+    (out / "snapshots" / "phase-001.png").write_bytes(b"old")
+    for name in ("game.gif", "search.csv"):
+        (out / name).write_text("old")
+    (out / "notes.txt").write_text("mine")  # not a playtest output: kept
+    pt = playtest("tutorial", 2, out_dir=out, snapshots=False, gif=False)
+    assert [p.name for p in pt.files] == ["battles.csv", "events.csv", "game.md"]
+    assert _files(out) == ["battles.csv", "events.csv", "game.md", "notes.txt"]
+
+
+@pytest.mark.parametrize("marker, needle", [("manifest.json", "a sweep's output"), ("game.md", "a playtest's output")])
+def test_a_study_is_not_written_into_another_commands_output(tmp_path, capsys, monkeypatch, marker, needle):
+    # audit I D8: compare --out into a sweep directory mixed its files with manifest.json and games/
+    import soe_sim.design.runner as runner
+
+    monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("a runner was started"))
+    out = tmp_path / "out0"
+    out.mkdir()
+    (out / marker).write_text("{}")
+    for cmd in (["compare", "-v", "flank-1"], ["sensitivity", "-k", "rules.combat.flank_penalty=0:2"],
+                ["tune", "-k", "rules.combat.flank_penalty"]):
+        assert main([*cmd, "-s", "tutorial", "-n", "10", "--out", str(out)]) == 2
+        (line,) = _error_lines(capsys)
+        assert "--out" in line and needle in line and "give a new or empty directory" in line
+    assert _files(out) == [marker]
+
+
+@pytest.mark.parametrize("cmd, needle", [
+    (["tune", "-k", "rules.combat.flank_penalty", "-k", "rules.combat.hand_card_bonus"], "tune tunes one knob"),
+    (["tune", "-k", "rules.combat.flank_penalty=0:3:5"], "expected NAME or NAME=LOW:HIGH"),
+    (["simulate", "--polish", "balanced", "--polish-param", "attack_threshold=0.5", "--polish-param",
+      "attack_threshold=0.7"], "parameter 'attack_threshold' given twice"),
+])
+def test_options_given_twice_or_with_ignored_parts(capsys, monkeypatch, cmd, needle):
+    # audit I D11: tune -k A -k B tuned only B, tune ignored :POINTS, a repeated --polish-param: the last won
+    import soe_sim.design.runner as runner
+    import soe_sim.sim as sim
+
+    monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("a runner was started"))
+    monkeypatch.setattr(sim, "_workers", lambda *a, **k: pytest.fail("workers were started"))
+    assert main([*cmd, "-s", "tutorial", "-n", "10"]) == 2
+    (line,) = _error_lines(capsys)
+    assert needle in line
+
+
+def test_fuzz_plays_a_scenario_named_twice_once(monkeypatch, capsys):
+    import soe_sim.engine.game as game
+
+    played = []
+    monkeypatch.setattr(game, "fuzz", lambda sid, *a, **k: played.append(sid) or {
+        "scenario": sid, "ruleset": "soe", "games": 1, "seed": 0, "checked": "phase", "violations": 0,
+        "crashes": 0, "stalemates": 0, "outcomes": {}, "winners": {}, "first_violation": None,
+        "first_crash": None})
+    main(["fuzz", "-s", "tutorial", "-s", "all", "-s", "tutorial", "-n", "1"])
+    capsys.readouterr()
+    assert played.count("tutorial") == 1 and len(played) == len(set(played)) > 1
+
+
+def test_map_output_under_a_file(tmp_path, capsys, monkeypatch):
+    # audit I D10: "directory …/afile does not exist", although it exists (as a file)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    assert main(["map", "-o", "afile/m.png"]) == 2
+    (line,) = _error_lines(capsys)
+    assert "afile is a file, not a directory" in line
+
+
+@pytest.mark.parametrize("where, needle", [("nonexist", "no such directory"), ("empty", "not a data directory")])
+def test_a_bad_soe_sim_data_names_the_variable(tmp_path, capsys, monkeypatch, where, needle):
+    # audit I D10: "unknown ruleset (got 'soe'); built-in rulesets: " and `scenarios` printing "no scenarios", rc 0
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("SOE_SIM_DATA", str(tmp_path / where))
+    for cmd in (["simulate", "-s", "tutorial", "-n", "5"], ["scenarios"], ["odds", "--attacker", "4i",
+                                                                           "--defender", "3i"]):
+        assert main(cmd) == 2
+        (line,) = _error_lines(capsys)
+        assert line.startswith("error: SOE_SIM_DATA:") and needle in line and where in line
+
+
+def test_an_unknown_base_or_ruleset_names_the_file_and_key(tmp_path, capsys):
+    # audit I D10/D11: "ruleset: unknown ruleset (got 'soee')" named neither file nor key, and odds --rules
+    # ignored the typo
+    overlay = tmp_path / "ovb.toml"
+    overlay.write_text('[meta]\nbase = "soee"\n[combat]\nflank_penalty = 1\n')
+    variant = tmp_path / "v12.toml"
+    variant.write_text('name = "v12"\ndescription = "x"\nruleset = "eat"\n')
+    for cmd, file, field in ((["validate", str(overlay)], "ovb.toml", "meta: field 'base'"),
+                             (["odds", "--attacker", "4i", "--defender", "3i", "--rules", str(overlay)], "ovb.toml",
+                              "meta: field 'base'"),
+                             (["validate", str(variant)], "v12.toml", "field 'ruleset'")):
+        assert main(cmd) == 2
+        (line,) = _error_lines(capsys)
+        assert file in line and field in line and "unknown ruleset" in line and "did you mean `" in line, line
+
+
+def test_validate_reads_the_variants_and_combat_systems_of_a_data_directory(tmp_path, capsys):
+    # audit I D4/D10: a data copy's variants/ and systems/ were not validated; the shipped soyuz81.toml gave six
+    # spurious errors (read as a ruleset); die_faces = 0 was "crt.1:3: expected a list of 0 results"
+    assert main(["validate", str(DATA / "systems" / "soyuz81.toml"), str(DATA / "systems" / "rswe.toml")]) == 0
+    assert "combat system soyuz81" in capsys.readouterr().out
+    mine = tmp_path / "mydata"
+    shutil.copytree(DATA, mine)
+    flank = mine / "variants" / "flank-1.toml"
+    flank.write_text(flank.read_text().replace("combat.flank_penalty = 1", "combat.flank_penlty = 1", 1))
+    s81 = mine / "systems" / "soyuz81.toml"
+    s81.write_text(s81.read_text().replace("die_faces = 6", "die_faces = 0", 1))
+    assert main(["validate", str(mine)]) == 2
+    lines = _error_lines(capsys)
+    assert len(lines) == 2, lines
+    assert "flank-1.toml" in lines[0] and "flank_penlty" in lines[0] and "did you mean `flank_penalty`" in lines[0]
+    assert "soyuz81.toml: meta: field 'die_faces': expected an integer 1..100 (got 0)" in lines[1]

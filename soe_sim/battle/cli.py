@@ -10,7 +10,7 @@ import importlib
 import click
 
 from soe_sim.battle.spec import Battle, BattleCard, Deck, Withdraw
-from soe_sim.cliutil import emit_odds
+from soe_sim.cliutil import MC_MAX, SEED, emit_odds
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 # Other combat systems: name -> "module:click_command". Each parses its own options.
@@ -57,6 +57,8 @@ def _format_table(result) -> str:
     lines.append(f"Cards: attacker {b.attacker_card} (deck {result.attacker_deck}), "
                  f"defender {b.defender_card} (deck {result.defender_deck}); "
                  f"initiative {b.initiative_holder}:{b.initiative_level}")
+    if getattr(result, "rules", "soe") != "soe":
+        lines.append(f"Rules: {result.rules}")
     lines.append("")
     s = result.summary
     has_mc = result.mc is not None
@@ -145,8 +147,9 @@ def _system_in(args: list[str]) -> str | None:
                    "changed (e.g. [combat] flank_penalty = 1). An overlay's [meta] base is honoured (base = \"eats\" "
                    "gives EatS plus its changes). Design variants (data/variants) are for compare, "
                    "sensitivity and tune.")
-@click.option("--mc", default=0, type=int, show_default=True, help="Add a Monte Carlo estimate over N battles.")
-@click.option("--seed", default=None, type=click.IntRange(min=0), help="Seed of the Monte Carlo (≥ 0).")
+@click.option("--mc", default=0, type=click.IntRange(min=0, max=MC_MAX), show_default=True,
+              help=f"Add a Monte Carlo estimate over N battles (at most {MC_MAX:,}).")
+@click.option("--seed", default=None, type=SEED, help="Seed of the Monte Carlo (≥ 0).")
 @click.option("--threads", default=None, type=int, help="Numba threads (results do not depend on it).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--plot", "plot_file", default=None, metavar="FILE", help="Write a plot of the odds (PNG/SVG/PDF).")

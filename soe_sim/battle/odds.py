@@ -168,6 +168,7 @@ class BattleOdds:
         self.defender_deck = defender_deck
         self.mc = mc
         self.card_table = None  # optional: card_choice_table() attached by the CLI
+        self.rules = "soe"  # the ruleset's label (soe_sim.rules.Rules.label): "soe+mine.toml" for an overlay
         self._metrics = None
 
     # -- exact results -------------------------------------------------------------------------
@@ -259,6 +260,7 @@ class BattleOdds:
                 "defender_deck": str(self.defender_deck),
                 "initiative": f"{b.initiative_holder}:{b.initiative_level}",
             },
+            "rules": self.rules,
             **self.metrics,
             "initiative_shift": self.initiative_shift,
             "initiative_after": self.initiative_after.to_dict(orient="records"),
@@ -332,6 +334,10 @@ def battle_odds(
     probs = np.empty(k, dtype=np.float64)
     nb.exact_nb(prep, att_values, att_probs, def_values, def_probs, crules, outcomes, probs)
     result = BattleOdds(battle, outcomes, probs, att_deck, def_deck)
+    if isinstance(rules, Rules):
+        result.rules = rules.label
+    elif rules is not None:
+        result.rules = "custom"  # CombatRules built in memory
     if mc:
         result.mc = _mc_estimate(battle, mc, seed, decks, crules, threads, result)
     return result

@@ -124,6 +124,7 @@ def _convert(col: Col, raw: str, where: str, path: Path, problems: Problems):
             return col.default
         if (col.lo is not None and num < col.lo) or (col.hi is not None and num > col.hi):
             problems.add(path, where, col.name, num, f"out of range; expected {_describe(col)}")
+            return col.default  # never passed on: a later fixed-width array could not hold it
         return num
     if kind == "enum":
         if text not in col.choices:
@@ -147,6 +148,8 @@ def _describe(col: Col) -> str:
             return f"{word} {col.lo:g}..{col.hi:g}"
         if col.lo is not None:
             return f"{word} >= {col.lo:g}"
+        if col.hi is not None:
+            return f"{word} <= {col.hi:g}"
         return word
     if col.kind == "enum":
         return "one of " + ", ".join(col.choices)
@@ -163,7 +166,7 @@ def read_table(path: Path, schema: list[Col], problems: Problems, key: str = "id
     path = Path(path)
     empty = Table(path, pd.DataFrame({c.name: pd.Series(dtype=object) for c in schema}), [], ok=False)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel's "CSV UTF-8") is not text
     except FileNotFoundError:
         problems.add(path, "", "", str(path), "file not found")
         return empty
@@ -238,12 +241,16 @@ def read_table(path: Path, schema: list[Col], problems: Problems, key: str = "id
     return Table(path, frame, line_numbers, ok=not missing)
 
 
+def load_toml(path) -> dict:
+    """``tomllib`` on a UTF-8 file, with or without the byte-order mark Excel and Notepad write."""
+    return tomllib.loads(Path(path).read_bytes().decode("utf-8-sig"))
+
+
 def read_toml(path: Path, problems: Problems) -> dict | None:
     """Parse a TOML file; on a syntax error record the file and line and return ``None``."""
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        return load_toml(path)
     except FileNotFoundError:
         problems.add(path, "", "", str(path), "file not found")
     except tomllib.TOMLDecodeError as exc:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from soe_sim.data._io import load_toml
+
 # Fallbacks when data/rules/soe.toml is absent (the rulebook values).
 _DEFAULTS = {
     "stacking.max_blocks": 4,  # SoE 1.0, 7.33
@@ -31,11 +33,10 @@ def rule(root: Path | None, key: str):
     for base in roots:
         path = base / "rules" / "soe.toml"
         try:
-            with open(path, "rb") as fh:
-                node = tomllib.load(fh)
+            node = load_toml(path)
             for part in key.split("."):
                 node = node[part]
             return node
-        except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
             continue
     return _DEFAULTS[key]

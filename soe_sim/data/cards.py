@@ -68,16 +68,22 @@ _CONDITION_RE = re.compile(r"^[a-z0-9]+([_-][a-z0-9]+)*$")
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
 
+# Ceiling of a card's orders, combat modifier and cubes (SoE cards have 0..4; the engine keeps them in
+# int8 arrays) and of an integer effect value (enemy_extra_loss:2, vp:-3, …).
+CARD_VALUE_MAX = 20
+EFFECT_VALUE_MAX = 100
+
+
 def card_schema(deck_size: int = 55) -> list[Col]:
     """Column schema of a deck CSV (``id`` bounded by ``deck_size``)."""
     return [
         Col("id", "int", lo=1, hi=deck_size),
         Col("name", "str"),
-        Col("orders", "int", lo=0),
-        Col("combat_modifier", "int", lo=0),
-        Col("infantry_cubes", "int", lo=0, default=0),
-        Col("cavalry_cubes", "int", lo=0, default=0),
-        Col("allied_cubes", "int", lo=0, default=0),
+        Col("orders", "int", lo=0, hi=CARD_VALUE_MAX),
+        Col("combat_modifier", "int", lo=0, hi=CARD_VALUE_MAX),
+        Col("infantry_cubes", "int", lo=0, hi=CARD_VALUE_MAX, default=0),
+        Col("cavalry_cubes", "int", lo=0, hi=CARD_VALUE_MAX, default=0),
+        Col("allied_cubes", "int", lo=0, hi=CARD_VALUE_MAX, default=0),
         Col("event_kind", "enum", choices=tuple(EventKind.slugs())),
         Col("front", "enum", choices=tuple(CardFront.slugs()), default="any"),
         Col("remove_after_event", "bool", default=False),
@@ -115,6 +121,10 @@ def parse_effect(code: str, *, file: str = "", entry: str = "", problems: Proble
         if kind == "int":
             if not _INT_RE.match(value):
                 problems.add(file, entry, "effect", item, f"'{key}' needs an integer value")
+                continue
+            if abs(int(value)) > EFFECT_VALUE_MAX:
+                problems.add(file, entry, "effect", item,
+                             f"'{key}' out of range; expected -{EFFECT_VALUE_MAX}..{EFFECT_VALUE_MAX}")
                 continue
             out[key] = int(value)
         elif kind == "nation":

@@ -41,6 +41,8 @@ __all__ = ["GameMap", "GridCalibration", "MapArrays", "load_map", "area_bitsets"
 
 BITSET_WORDS = 4  # 64-bit words of an area set (``adj_bits``): maps of up to 256 areas
 
+CUBES_MAX = 20  # strategic cubes of one kind in an area (SoE areas have 0..3; int8 in MapArrays)
+
 GRID_COLUMNS = "ABCDEFGHIJK"
 GRID_ROWS = 8
 
@@ -56,9 +58,9 @@ AREA_SCHEMA = [
     Col("vp", "int", lo=0, hi=100, default=0),
     Col("garrison", "bool", required=False, default=None),
     Col("fortified_toward", "slug_list", required=False, default=()),
-    Col("strategic_infantry", "int", required=False, default=0, lo=0),
-    Col("strategic_cavalry", "int", required=False, default=0, lo=0),
-    Col("strategic_allied", "int", required=False, default=0, lo=0),
+    Col("strategic_infantry", "int", required=False, default=0, lo=0, hi=CUBES_MAX),
+    Col("strategic_cavalry", "int", required=False, default=0, lo=0, hi=CUBES_MAX),
+    Col("strategic_allied", "int", required=False, default=0, lo=0, hi=CUBES_MAX),
     Col("eastern_link", "bool", default=False),
     Col("supply_source", "enum", required=False, default="", allow_empty=True,
         choices=tuple(Side.slugs())),

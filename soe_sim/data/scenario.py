@@ -83,6 +83,11 @@ RETIRED_KEYS = {
 VICTORY_KINDS = ["vp"]
 IMMEDIATE_KINDS = ["capture_area", "vp_at_least"]
 CUBE_KINDS = ["infantry", "cavalry", "allied"]
+# Ceilings of scenario numbers the engine keeps in int8/int16 arrays: the VP track (and an objective's or
+# an immediate victory's VP), a round number and a side's cubes of one kind on a front.
+VP_MAX = 100
+ROUND_MAX = 99
+CUBES_MAX = 100
 REINFORCEMENT_PHASE = "reinforcement"
 
 
@@ -349,7 +354,7 @@ class _Ctx:
             self.add(entry, fld, value, "expected an integer")
             return None
         if (lo is not None and value < lo) or (hi is not None and value > hi):
-            rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            rng = f"{lo}..{hi}" if lo is not None and hi is not None else f">= {lo}" if hi is None else f"<= {hi}"
             self.add(entry, fld, value, f"out of range; expected {rng}")
             return None
         return value
@@ -379,7 +384,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
     doc = read_toml(path, problems) if doc is None else doc
     if doc is None:
         return None
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")
     c = _Ctx(path, problems, game_map, roster, decks, text)
     n_phases = int(rule(c.root, "round.operation_phases"))
 
@@ -404,7 +409,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
         if c.table(key, "", t) is None:
             return None
         check_keys(t, ["round", "phase"], path, key, problems, required=["round"])
-        rnd = c.int_(key, "round", t.get("round", 1), lo=1)
+        rnd = c.int_(key, "round", t.get("round", 1), lo=1, hi=ROUND_MAX)
         ph = t.get("phase", 1)
         if ph != REINFORCEMENT_PHASE and (not is_int(ph) or not 1 <= ph <= n_phases):
             c.add(key, "phase", ph, f"out of range; expected 1..{n_phases} or \"{REINFORCEMENT_PHASE}\"",
@@ -423,7 +428,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
     if c.table("vp", "", vp) is not None:
         check_keys(vp, ["side", "value"], path, "vp", problems)
         c.side("vp", "side", vp.get("side", "polish"))
-        c.int_("vp", "value", vp.get("value", 0), lo=0)
+        c.int_("vp", "value", vp.get("value", 0), lo=0, hi=VP_MAX)
     else:
         vp = {}
 
@@ -553,7 +558,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
             if "max_distance_from" in r:
                 c.area(where, "max_distance_from", r["max_distance_from"])
             if "max_distance" in r:
-                c.int_(where, "max_distance", r["max_distance"], lo=0)
+                c.int_(where, "max_distance", r["max_distance"], lo=0, hi=1000)
             for have, miss in (("max_distance", "max_distance_from"), ("max_distance_from", "max_distance")):
                 if have in r and miss not in r:
                     c.add(where, miss, None, f"missing required key (`{have}` limits the nation's moves only "
@@ -581,7 +586,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
             if bid in reinforcing:
                 c.add(where, "block", bid, f"reinforcement listed twice (also {reinforcing[bid]})")
             reinforcing.setdefault(bid, where)
-        rnd = c.int_(where, "round", d.get("round"), lo=1) if "round" in d else None
+        rnd = c.int_(where, "round", d.get("round"), lo=1, hi=ROUND_MAX) if "round" in d else None
         ph = d.get("phase", 1)
         if ph != REINFORCEMENT_PHASE and (not is_int(ph) or not 1 <= ph <= n_phases):
             c.add(where, "phase", ph, f"out of range; expected 1..{n_phases} or \"{REINFORCEMENT_PHASE}\"")
@@ -691,7 +696,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
             if side in Side.slugs() and c.table(f"cubes.{side}", "", t) is not None:
                 check_keys(t, CUBE_KINDS, path, f"cubes.{side}", problems)
                 for kk, v in t.items():
-                    if kk in CUBE_KINDS and c.int_(f"cubes.{side}", kk, v, lo=0) is not None:
+                    if kk in CUBE_KINDS and c.int_(f"cubes.{side}", kk, v, lo=0, hi=CUBES_MAX) is not None:
                         cubes[side][kk] = v
 
     # --- objectives -----------------------------------------------------------------------------------
@@ -713,7 +718,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
                 for b in bl:
                     c.block(where, "blocks", b)
         if "vp" in o:
-            c.int_(where, "vp", o["vp"])
+            c.int_(where, "vp", o["vp"], lo=-VP_MAX, hi=VP_MAX)
         if o.get("when", "end") not in OBJECTIVE_WHEN:
             c.add(where, "when", o["when"], "not implemented: objectives are scored only at the end of the "
                   "scenario", f"allowed: {', '.join(OBJECTIVE_WHEN)} (the default; or leave `when` out)")
@@ -742,7 +747,7 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
         if kind == "capture_area":
             c.area(where, "area", im.get("area"))
         if kind == "vp_at_least":
-            c.int_(where, "value", im.get("value"), lo=1)
+            c.int_(where, "value", im.get("value"), lo=1, hi=VP_MAX)
 
     reinf_df = pd.DataFrame(reinforcements, columns=["block", "side", "round", "phase", "area", "sp", "condition"])
     reinf_df["phase"] = reinf_df["phase"].astype(object)

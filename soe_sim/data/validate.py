@@ -124,13 +124,42 @@ def _validate_variant(path: Path, problems: Problems) -> str:
     return f"{display_path(path)}: variant {variant.name}"
 
 
+_SYSTEMS = ("soyuz81", "rswe")
+
+
+def _validate_system(path: Path, problems: Problems) -> str:
+    """A combat-system file (``systems/soyuz81.toml``, ``systems/rswe.toml``): read as ``odds --system``
+    reads it (its CRT cells, odds limits, die faces)."""
+    from soe_sim.systems.rswe import load_rswe
+    from soe_sim.systems.soyuz81 import load_soyuz81
+
+    try:
+        (load_soyuz81 if path.stem == "soyuz81" else load_rswe)(path)
+    except SoeInputError as err:
+        problems.extend(err.problems)
+        return ""
+    return f"{display_path(path)}: combat system {path.stem}"
+
+
+def _validate_extras(root: Path, problems: Problems) -> list[str]:
+    """The design variants (``variants/``) and combat-system files (``systems/``) of a data directory."""
+    done = [_validate_variant(p, problems) for p in sorted((root / "variants").glob("*.toml"))]
+    done += [_validate_system(p, problems) for p in sorted((root / "systems").glob("*.toml")) if p.stem in _SYSTEMS]
+    return [d for d in done if d]
+
+
 def _validate_one(path: Path, problems: Problems) -> str:
     """Validate one path, appending problems; return the ok-summary text."""
     if path.is_dir():
         if not any((path / d).is_dir() for d in ("map", "blocks", "cards", "scenarios")):
             problems.add(path, "", "", str(path), "not a data directory (expected map/, blocks/, cards/, scenarios/)")
             return ""
-        return read_dataset(path, problems).summary()
+        summary = read_dataset(path, problems).summary()
+        extras = _validate_extras(path, problems)
+        variants = sum(": variant " in e for e in extras)
+        systems = len(extras) - variants
+        return summary + (f"; {variants} variants" if variants else "") + (f"; {systems} combat systems" if systems
+                                                                            else "")
     if not path.exists():
         problems.add(path, "", "", str(path), "file not found")
         return ""
@@ -165,13 +194,16 @@ def _validate_one(path: Path, problems: Problems) -> str:
             return ""
         from soe_sim.rules import is_variant_doc, rule_tables
 
+        if path.stem in _SYSTEMS and (path.parent.name == "systems" or "crt" in doc):
+            return _validate_system(path, problems)
         if path.parent.name == "variants" or is_variant_doc(doc):
             return _validate_variant(path, problems)
         if path.parent.name == "rules" or "meta" in doc or any(t in doc for t in rule_tables()):
             return _validate_rules(path, problems)
     problems.add(path, "", "", name, "don't know how to validate this file: expected a data directory, "
                  "a scenario TOML, areas.csv, links.csv, grid.toml, blocks.csv, leaders.toml, polish.csv "
-                 "or soviet.csv, a ruleset (rules/*.toml) or a variant (variants/*.toml)")
+                 "or soviet.csv, a ruleset (rules/*.toml), a variant (variants/*.toml) or a combat-system file "
+                 "(systems/soyuz81.toml, systems/rswe.toml)")
     return ""
 
 

@@ -11,6 +11,8 @@ import sys
 
 import click
 
+from soe_sim.cliutil import SEED, games_range
+
 __all__ = ["register", "compare_command", "sensitivity_command", "tune_command", "knobs_command"]
 
 
@@ -24,7 +26,7 @@ def _run_options(f):
                      help="Polish policy parameter override (repeatable; docs/policies.md)."),
         click.option("--soviet-param", "soviet_params", multiple=True, metavar="KEY=VALUE",
                      help="Soviet policy parameter override (repeatable)."),
-        click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+        click.option("--seed", default=0, show_default=True, type=SEED,
                      help="Run seed (the same games in every arm: common random numbers)."),
         click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
                      help="Threads of the local backend (results do not depend on it)."),
@@ -46,9 +48,11 @@ def _run_options(f):
 
 
 def _runner(o: dict):
+    from soe_sim.design.output import check_study_dir
     from soe_sim.design.runner import Runner
     from soe_sim.sim.cli import _with_params
 
+    check_study_dir(o["out_dir"])  # before any game
     progress = sys.stderr.isatty() if o["progress"] is None else o["progress"]
     work_dir = None
     if o["out_dir"] and (o["dask"] or o["scheduler"]):
@@ -81,7 +85,7 @@ def _emit(result, o: dict, *, title: str, tables: dict, figures, games) -> None:
 @click.option("--variant", "-v", "variants", multiple=True, required=True, metavar="VARIANT",
               help="A variant TOML, a built-in name (data/variants), `base`, or A.toml+B.toml composed; "
                    "give it twice for arms A and B (once: compared with `base`).")
-@click.option("--games", "-n", default=2000, show_default=True, type=click.IntRange(min=1), help="Games per arm.")
+@click.option("--games", "-n", default=2000, show_default=True, type=games_range(), help="Games per arm.")
 @_run_options
 def compare_command(variants, games, **o) -> None:
     """Compare two rule variants on the same seeded games (common random numbers).
@@ -107,7 +111,7 @@ def compare_command(variants, games, **o) -> None:
                    "repeatable. `soe-sim knobs` lists them.")
 @click.option("--base", default="base", show_default=True, metavar="VARIANT",
               help="Variant the knobs are varied around.")
-@click.option("--games", "-n", default=1000, show_default=True, type=click.IntRange(min=1),
+@click.option("--games", "-n", default=1000, show_default=True, type=games_range(),
               help="Games per arm (the base and every knob value).")
 @_run_options
 def sensitivity_command(knobs, base, games, **o) -> None:
@@ -133,17 +137,17 @@ def sensitivity_command(knobs, base, games, **o) -> None:
 
 
 @click.command("tune")
-@click.option("--knob", "-k", required=True, metavar="NAME[=LOW:HIGH]",
-              help="The numeric knob to tune and optionally its range [integer knobs: base ± 3].")
+@click.option("--knob", "-k", "knobs", multiple=True, required=True, metavar="NAME[=LOW:HIGH]",
+              help="The numeric knob to tune and optionally its range [integer knobs: base ± 3]; one knob.")
 @click.option("--target", default=0.5, show_default=True, type=float, help="Target win rate of --side.")
 @click.option("--side", type=click.Choice(["polish", "soviet"]), default="polish", show_default=True)
 @click.option("--base", default="base", show_default=True, metavar="VARIANT", help="Variant the knob is set in.")
-@click.option("--games", "-n", default=4000, show_default=True, type=click.IntRange(min=3),
+@click.option("--games", "-n", default=4000, show_default=True, type=games_range(3),
               help="Game budget of the whole search.")
-@click.option("--batch", default=250, show_default=True, type=click.IntRange(min=1), help="Games per round.")
+@click.option("--batch", default=250, show_default=True, type=games_range(), help="Games per round.")
 @click.option("--tol", default=None, type=float, help="Stop when the crossing's interval is narrower (real knobs).")
 @_run_options
-def tune_command(knob, target, side, base, games, batch, tol, **o) -> None:
+def tune_command(knobs, target, side, base, games, batch, tol, **o) -> None:
     """Find the knob value whose win rate is closest to --target (adaptive logistic fit).
 
     Reports the crossing of the fitted win-rate curve with its 95 % interval and, for integer
@@ -151,6 +155,16 @@ def tune_command(knob, target, side, base, games, batch, tol, **o) -> None:
     """
     from soe_sim.design.tune import tune
     from soe_sim.design.variant import load_variant
+    from soe_sim.errors import Problem, SoeInputError
+
+    if len(knobs) > 1:  # a second -k silently replaced the first
+        raise SoeInputError(Problem("--knob", "", "", ", ".join(knobs), "tune tunes one knob",
+                                    "run tune once per knob, or use `soe-sim sensitivity -k A -k B`"))
+    knob = knobs[0]
+    name, sep, rng = knob.partition("=")
+    if sep and rng.count(":") > 1:  # NAME=LOW:HIGH:POINTS is sensitivity's form; tune picks its points
+        raise SoeInputError(Problem("--knob", "", "", knob, "expected NAME or NAME=LOW:HIGH",
+                                    f"tune chooses the values it plays: -k {name}={':'.join(rng.split(':')[:2])}"))
 
     base = load_variant(base, _where=("--base", ""))  # its problems name the option
     progress = sys.stderr.isatty() if o["progress"] is None else o["progress"]

@@ -18,7 +18,7 @@ import pandas as pd
 
 from soe_sim.errors import Problem, SoeInputError
 
-__all__ = ["write_study", "json_default", "strict_json"]
+__all__ = ["write_study", "check_study_dir", "json_default", "strict_json"]
 
 
 def strict_json(obj):
@@ -84,6 +84,24 @@ def _html(title: str, lines: list[str], tables: dict[str, pd.DataFrame], images:
     parts.append("<h2>summary.json</h2><pre>" + html.escape(json.dumps(summary, indent=1, default=json_default))
                  + "</pre></body></html>")
     return "\n".join(parts)
+
+
+# Files that mark a directory as another command's output: a study is not mixed into it.
+_FOREIGN = {"manifest.json": "a sweep's output (manifest.json)", "game.md": "a playtest's output (game.md)"}
+
+
+def check_study_dir(out) -> None:
+    """Refuse ``out`` (before any game) when it is a file or holds another command's outputs (a sweep's
+    ``manifest.json``, a playtest's ``game.md``): the study's files would be mixed with them."""
+    from soe_sim.sim import check_output_dir
+
+    if out is None:
+        return
+    out = check_output_dir(out, "--out")
+    for name, what in _FOREIGN.items():
+        if (out / name).is_file():
+            raise SoeInputError(Problem("--out", "", "", str(out), f"the directory holds {what}",
+                                        "give a new or empty directory"))
 
 
 def write_study(out, *, title: str, text: str, summary: dict, tables: dict[str, pd.DataFrame],

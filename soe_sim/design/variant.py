@@ -50,6 +50,7 @@ from pathlib import Path
 import pandas as pd
 
 from soe_sim._paths import data_dir
+from soe_sim.data._io import Problems, load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = [
@@ -386,7 +387,11 @@ def _ruleset_problem(ruleset, file) -> Problem | None:
 
     if not isinstance(ruleset, str) or not ruleset:
         return Problem(file, "", "ruleset", ruleset, "expected a ruleset name or a TOML path", 'e.g. ruleset = "soe"')
-    if not _ruleset_path(ruleset).is_file():
+    try:
+        path = _ruleset_path(ruleset)
+    except SoeInputError as err:  # an unknown name: blamed on this file's key
+        return next(Problem(file, "", "ruleset", p.value, p.message, p.suggestion) for p in err.problems)
+    if not path.is_file():
         known = sorted(p.stem for p in (data_dir() / "rules").glob("*.toml"))
         return Problem(file, "", "ruleset", ruleset, "unknown ruleset",
                        did_you_mean(ruleset, known) or f"built-in rulesets: {', '.join(known)}")
@@ -425,8 +430,9 @@ def _card_value(col, value, file, where, fld, problems):
         if isinstance(value, bool) or not isinstance(value, int):
             problems.append(Problem(file, where, fld, value, "expected an integer"))
             return False, None
-        if col.lo is not None and value < col.lo:
-            problems.append(Problem(file, where, fld, value, f"expected an integer >= {int(col.lo)}"))
+        if (col.lo is not None and value < col.lo) or (col.hi is not None and value > col.hi):
+            expected = f"{int(col.lo)}..{int(col.hi)}" if col.hi is not None else f">= {int(col.lo)}"
+            problems.append(Problem(file, where, fld, value, f"expected an integer {expected}"))
             return False, None
         return True, int(value)
     if kind == "enum":
@@ -458,9 +464,10 @@ def _check_card_table(t: dict, file, where, problems, block_ids, required=()) ->
             continue
         ok, val = _card_value(cols[k], v, file, where, k, problems)
         if ok and k == "effect":
-            n = len(problems)
-            parse_effect(val, file=file, entry=where, problems=problems, block_ids=block_ids)
-            ok = len(problems) == n
+            found = Problems()  # parse_effect records with Problems.add
+            parse_effect(val, file=str(file), entry=where, problems=found, block_ids=block_ids)
+            problems.extend(found)
+            ok = not found
         if ok:
             out[k] = val
     for k in required:
@@ -662,8 +669,9 @@ def load_variant(ref, base_dir: Path | str | None = None, *, _stack: tuple = (),
         raise SoeInputError(Problem(file_where, entry, "extends", ref, "variants extend each other in a loop",
                                     " -> ".join(Path(s).name for s in _stack + (key,))))
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
+        doc = load_toml(path)
+    except UnicodeDecodeError as err:
+        raise SoeInputError(Problem(str(path), "", "", str(path), f"cannot read the variant: {err}")) from None
     except tomllib.TOMLDecodeError as err:
         raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
     except OSError as err:

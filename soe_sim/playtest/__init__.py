@@ -19,6 +19,7 @@ the same ``game.md``.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -95,11 +96,15 @@ def battles_frame(story: Story) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# Everything playtest writes into --out (replaced, or removed when a run does not write it).
+_OUTPUTS = ("game.md", "events.csv", "battles.csv", "search.csv", "snapshots", "game.gif")
+
+
 def _game_options(scenario_id: str, seed: int, pols: list, ruleset: str = "soe", game: int | None = None) -> str:
     """The options shared by ``soe-sim playtest`` and ``soe-sim simulate`` that fix the games played."""
     cmd = f"--scenario {scenario_id} --seed {seed}" + ("" if game is None else f" --game {game}")
     if ruleset != "soe":
-        cmd += f" --ruleset {ruleset}"
+        cmd += f" --ruleset {shlex.quote(str(ruleset))}"
     for flag, p in zip(("--polish", "--soviet"), pols):
         cmd += f" {flag} {p.name}"
         params = dict(p.params or {})
@@ -151,7 +156,10 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
     say = echo or (lambda _msg: None)
     # --- validate everything before any work or any file ---------------------------------------------
     setup, sid = _setup_of(scenario, ruleset)
-    rules_id = str(setup.rules["meta.id"])
+    rules_label = setup.rules.label  # "soe+mine.toml" for a ruleset file: never plain "soe"
+    # the --ruleset that replays the game: the file as given (a name of the data's rules/ is its id)
+    rules_arg = (str(ruleset) if isinstance(ruleset, (str, Path)) and rules_label != setup.rules["meta.id"]
+                 else str(setup.rules["meta.id"]))
     pols = [resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet")]
     seed = _check_seed(seed)
     if game is not None and (isinstance(game, bool) or int(game) < 0):
@@ -186,10 +194,10 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
             say("warning: the narrated game differs from the simulated one (please report this)")
     header = [f"Scenario: `{sid}` — {setup.scenario.name} ({setup.scenario.start} to {setup.scenario.end})",
               f"Seed {seed}, game {game}: `play_game('{sid}', seed=({seed}, {game}), ...)`, row {game} of "
-              f"`soe-sim simulate {_game_options(sid, seed, pols, rules_id)}`",
-              f"Ruleset: `{rules_id}`",
+              f"`soe-sim simulate {_game_options(sid, seed, pols, rules_arg)}`",
+              f"Ruleset: `{rules_label}`",
               f"Policies: Polish {_policy_label(pols[0])}, Soviet {_policy_label(pols[1])}",
-              f"Replay: `{_replay_command(sid, seed, game, pols, rules_id)}`"]
+              f"Replay: `{_replay_command(sid, seed, game, pols, rules_arg)}`"]
     if search is not None:
         header.append(f"Found by `--find \"{search.condition.text}\"`: first of {search.matches} matching games "
                       f"among {len(search.games)}")
@@ -223,15 +231,20 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
             write_snapshots(story, tmp / "snapshots", png=snapshots, gif_path=(tmp / "game.gif") if gif else None,
                             dpi=dpi, gif_dpi=gif_dpi, fps=fps, progress=frame)
         out.mkdir(parents=True, exist_ok=True)
-        for item in sorted(tmp.iterdir()):
-            dest = out / item.name
+        written = sorted(p.relative_to(tmp) for p in tmp.rglob("*") if p.is_file())
+        # an earlier run's outputs this run does not write (its snapshots/, game.gif, search.csv) go too:
+        # they would describe another game
+        names = {item.name for item in tmp.iterdir()} | set(_OUTPUTS)
+        for name in sorted(names):
+            dest = out / name
             if dest.is_dir() and not dest.is_symlink():
                 shutil.rmtree(dest)
             elif dest.exists() or dest.is_symlink():
                 dest.unlink()
-            os.replace(item, dest)
+            if (tmp / name).exists():
+                os.replace(tmp / name, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     pt.out_dir = out
-    pt.files = sorted(p for p in out.rglob("*") if p.is_file())
+    pt.files = [out / p for p in written]  # what this run wrote, not what else is in the directory
     return pt

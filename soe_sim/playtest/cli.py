@@ -9,14 +9,16 @@ import sys
 
 import click
 
+from soe_sim.cliutil import SEED, games_range
+
 __all__ = ["register", "playtest_command"]
 
 
 @click.command("playtest")
 @click.option("--scenario", "-s", required=True, help="Scenario id (soe-sim scenarios) or TOML path.")
-@click.option("--seed", required=True, type=click.IntRange(min=0),
+@click.option("--seed", required=True, type=SEED,
               help="Batch seed: the game narrated is play_game(scenario, seed=(seed, game)).")
-@click.option("--game", default=None, type=click.IntRange(min=0),
+@click.option("--game", default=None, type=games_range(0),
               help="Game index within the batch seed [default 0]; --find picks it instead.")
 @click.option("--polish", default="random", show_default=True, help="Polish policy (docs/policies.md).")
 @click.option("--soviet", default="random", show_default=True, help="Soviet policy.")
@@ -30,7 +32,7 @@ __all__ = ["register", "playtest_command"]
               help="Narrate the first of --search-games simulated games matching CONDITION, e.g. "
                    "\"soviet wins and warsaw falls\", \"polish wins\", \"vp >= 5\", \"rounds <= 3\", "
                    "\"kiev held by polish\" (language: soe_sim.playtest.find).")
-@click.option("--search-games", default=500, show_default=True, type=click.IntRange(min=1),
+@click.option("--search-games", default=500, show_default=True, type=games_range(),
               help="Games simulated for --find.")
 @click.option("--no-snapshots", is_flag=True, help="Do not draw the PNG map snapshots.")
 @click.option("--no-gif", is_flag=True, help="Do not write the animated GIF.")

@@ -80,6 +80,12 @@ _PAIR = ["polish", "soviet"]
 # Win rates and balance
 
 
+def _ruleset_name(rules) -> str:
+    """The ruleset's name, plus the custom files read (``Strike of the Eagle + b_noloss.toml``)."""
+    extra = rules.label.split("+")[1:]
+    return " + ".join([str(rules.name), *extra])
+
+
 def win_interval(k: int, n: int) -> tuple[float, float]:
     """95 % Wilson interval of ``k / n`` (:func:`soe_sim.battle.odds.wilson_interval`); (0, 1) for n = 0."""
     from soe_sim.battle.odds import wilson_interval
@@ -863,7 +869,7 @@ def balance_report(scenario=DEFAULT_SCENARIO, games: int = DEFAULT_GAMES, polici
 
     meta = {
         "scenario": scenario, "scenario_name": str(getattr(setup.scenario, "name", scenario)),
-        "ruleset": str(setup.rules["meta.id"]), "ruleset_name": str(setup.rules.name),
+        "ruleset": setup.rules.label, "ruleset_name": _ruleset_name(setup.rules),
         "ruleset_arg": None if ruleset is None else str(ruleset),
         "games": games, "matrix_games": matrix_games, "sample_games": sample_games, "seed": seed,
         "policies": pols, "registry": default_policies(),

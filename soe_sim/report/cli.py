@@ -9,6 +9,8 @@ import sys
 
 import click
 
+from soe_sim.cliutil import SEED, games_range
+
 __all__ = ["register", "report_group", "balance_command"]
 
 
@@ -20,18 +22,18 @@ def report_group() -> None:
 @report_group.command("balance")
 @click.option("--scenario", "-s", default="kiev-offensive", show_default=True,
               help="Scenario id (soe-sim scenarios) or TOML path.")
-@click.option("--games", "-n", default=1000, show_default=True, type=click.IntRange(min=1),
+@click.option("--games", "-n", default=1000, show_default=True, type=games_range(),
               help="Games of the headline pairing (and of every pairing unless --matrix-games).")
-@click.option("--matrix-games", default=None, type=click.IntRange(min=1),
+@click.option("--matrix-games", default=None, type=games_range(),
               help="Games of each other pairing of the policy matrix [default: --games].")
 @click.option("--policies", "-p", default=None,
               help="Comma-separated policies of the matrix [default: every policy in the registry].")
 @click.option("--headline", default=None,
               help="Policy of the headline pairing (both sides) [default: balanced if played, else the first].")
-@click.option("--sample-games", default=None, type=click.IntRange(min=0),
+@click.option("--sample-games", default=None, type=games_range(0),
               help="Headline games replayed from their event logs (battle sizes, odds bands, card use) "
                    "[default: min(games, 200)].")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=0, show_default=True, type=SEED,
               help="Batch seed; game i of a pairing is play_game(scenario, seed=(seed, i)).")
 @click.option("--threads", default=None, type=click.IntRange(min=1),
               help="Threads [default: every CPU]; results do not depend on it.")

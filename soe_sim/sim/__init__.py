@@ -204,6 +204,8 @@ def _check_seed(seed, where="--seed"):
         return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
         raise SoeInputError(Problem(where, "", "", seed, "the seed must be a non-negative integer"))
+    if int(seed) > 2**63 - 1:  # the seed column is int64
+        raise SoeInputError(Problem(where, "", "", seed, "the seed must be at most 2**63 - 1"))
     return int(seed)
 
 
@@ -418,6 +420,7 @@ def chunk_workers(scenario, polish="random", soviet="random", *, threads: int | 
 
     setup, _sid = _setup_of(scenario, ruleset)
     pols = (resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet"))
+    threads = _threads(threads) if threads else threads  # above the CPUs: an input error
     return _workers(setup, _policy_arrays(pols), threads, int(log_capacity or DEFAULT_LOG_CAPACITY))
 
 
@@ -567,16 +570,26 @@ class Simulation:
         return summarize(self.games, self.elapsed)
 
 
-def _threads(threads) -> int:
-    """Worker threads: ``threads`` or every CPU this process may use."""
-    if threads:
-        if isinstance(threads, bool) or int(threads) < 1:
-            raise SoeInputError(Problem("--threads", "", "", threads, "the thread count must be at least 1"))
-        return int(threads)
+def _cpus() -> int:
+    """The CPUs this process may use."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def _threads(threads) -> int:
+    """Worker threads: ``threads`` (1..the CPUs this process may use, as ``odds --threads``: each thread
+    holds a copy of the game state, so more threads than CPUs only cost memory) or every CPU."""
+    if threads:
+        cpus = _cpus()
+        if isinstance(threads, bool) or int(threads) < 1:
+            raise SoeInputError(Problem("--threads", "", "", threads, "the thread count must be at least 1"))
+        if int(threads) > cpus:
+            raise SoeInputError(Problem("--threads", "", "", threads, f"must be 1..{cpus}",
+                                        f"this machine lets the process use {cpus} CPU(s)"))
+        return int(threads)
+    return _cpus()
 
 
 def _batch_size(games: int, threads: int) -> int:
@@ -695,7 +708,8 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     df.index.name = None
     meta = {"scenario": sid, "polish": policy_label(polish)[0], "soviet": policy_label(soviet)[0],
             "polish_params": policy_label(polish)[1], "soviet_params": policy_label(soviet)[1], "seed": seed, "games": int(len(df)),
-            "ruleset": str(setup.rules["meta.id"]), "threads": nthreads, "seconds": elapsed, "games_per_second": len(df) / elapsed if elapsed > 0 else None,
+            "ruleset": setup.rules.label, "threads": nthreads, "seconds": elapsed,
+            "games_per_second": len(df) / elapsed if elapsed > 0 else None,
             "ci_width": _ci_width(df)}
     if ci_width is not None:
         meta["ci_target"] = float(ci_width)

@@ -11,6 +11,8 @@ import sys
 
 import click
 
+from soe_sim.cliutil import SEED, games_range
+
 __all__ = ["register", "simulate_command", "sweep_command", "format_summary"]
 
 
@@ -56,10 +58,14 @@ def _with_params(name: str, pairs, option: str):
         try:
             if not sep:
                 raise ValueError
-            params[key.strip()] = float(value)
+            number = float(value)
         except ValueError:
             raise SoeInputError(Problem(option, "", "", item, "expected KEY=NUMBER",
                                         "e.g. --polish-param attack_threshold=0.6")) from None
+        if key.strip() in params:  # not "the last one wins" in silence
+            raise SoeInputError(Problem(option, "", "", item, f"parameter '{key.strip()}' given twice",
+                                        "give each parameter once"))
+        params[key.strip()] = number
     return (name, params)
 
 
@@ -71,11 +77,12 @@ def _with_params(name: str, pairs, option: str):
               help="Polish policy parameter override (repeatable; names: docs/policies.md).")
 @click.option("--soviet-param", "soviet_params", multiple=True, metavar="KEY=VALUE",
               help="Soviet policy parameter override (repeatable).")
-@click.option("--games", "-n", default=None, type=click.IntRange(min=1),
+@click.option("--games", "-n", default=None, type=games_range(),
               help="Games to play [default 1000; with --ci-width the most games, default 100000].")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=0, show_default=True, type=SEED,
               help="Batch seed; game i is play_game(scenario, seed=(seed, i)).")
-@click.option("--threads", default=None, type=click.IntRange(min=1), help="Threads [default: every CPU]; "
+@click.option("--threads", default=None, type=click.IntRange(min=1),
+              help="Threads, at most the CPUs this process may use [default: every CPU]; "
               "results do not depend on it.")
 @click.option("--out", "out", default=None, type=click.Path(dir_okay=False),
               help="Write one row per game to this .parquet (or .csv) file.")
@@ -85,7 +92,7 @@ def _with_params(name: str, pairs, option: str):
               help="Write one row per battle to this .parquet (or .csv) file.")
 @click.option("--ci-width", default=None, type=float,
               help="Adaptive: play batches until the 95 % intervals of both win rates are narrower than this.")
-@click.option("--batch", default=None, type=click.IntRange(min=1), help="Games per batch in adaptive mode [1000].")
+@click.option("--batch", default=None, type=games_range(), help="Games per batch in adaptive mode [1000].")
 @click.option("--ruleset", default="soe", show_default=True,
               help="Ruleset: soe, eats (The Eagle and the Star, docs/rules.md 'EatS variant') or a rules TOML path.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)

@@ -64,6 +64,7 @@ import numpy as np
 import pandas as pd
 
 from soe_sim._dask import check_scheduler_address
+from soe_sim.data._io import load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = ["SweepConfig", "Overlay", "Task", "load_config", "plan", "run_sweep", "read_sweep", "chunk_seed",
@@ -237,10 +238,11 @@ def load_config(config, *, base_dir: str | Path | None = None) -> SweepConfig:
     if isinstance(config, (str, Path)):
         file = str(config)
         try:
-            with open(config, "rb") as fh:
-                raw = tomllib.load(fh)
+            raw = load_toml(config)
         except FileNotFoundError:
             raise SoeInputError(Problem(file, "", "", file, "sweep config not found")) from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise SoeInputError(Problem(file, "", "", file, f"cannot read the sweep config: {err}")) from None
         except tomllib.TOMLDecodeError as err:
             raise SoeInputError(Problem(file, "", "", "", f"invalid TOML: {err}")) from None
         base_dir = Path(config).resolve().parent if base_dir is None else Path(base_dir)
@@ -432,17 +434,20 @@ def load_config(config, *, base_dir: str | Path | None = None) -> SweepConfig:
 
 
 def _overlay_rules(ruleset: str, overlay: Overlay, file: str = "<config>"):
-    from soe_sim.rules import Rules, _merge, load_rules
+    from soe_sim.rules import Rules, _merge, check_rules, load_rules
 
     base = load_rules(ruleset, overlay.files)
     if not overlay.rules:
         return base
     values = copy.deepcopy(base.values)
     problems: list[Problem] = []
-    _merge(values, overlay.rules, f"{file}: overlays '{overlay.name}' rules", "", problems)
+    where = f"{file}: overlays '{overlay.name}' rules"
+    _merge(values, overlay.rules, where, "", problems)
     if problems:
         raise SoeInputError(problems)
-    return Rules(values, dict(base.sources), list(base.files) + [f"{file}#{overlay.name}"])
+    rules = Rules(values, dict(base.sources), list(base.files) + [f"{file}#{overlay.name}"])
+    check_rules(rules, where)  # the ranges every other path checks (audit I D12: flank_penalty = -7 ran)
+    return rules
 
 
 @functools.lru_cache(maxsize=64)
@@ -663,9 +668,31 @@ def run_sweep(config, out, scheduler: str | None = None, *, client=None, n_worke
     scenarios available; the client writes every file, so workers need no shared file system.
     """
     cfg = config if isinstance(config, SweepConfig) else load_config(config)
+    own_client = None
     if client is None:
         scheduler = check_scheduler_address(scheduler)
-    out = Path(out)
+        if scheduler:  # connected before OUT and its manifest exist: an unreachable scheduler leaves nothing
+            own_client = client = _connect(scheduler)
+    try:
+        return _run_sweep(cfg, Path(out), client, own_client, n_workers, threads_per_worker, processes,
+                          max_tasks, progress)
+    except BaseException:
+        if own_client is not None and own_client.status != "closed":
+            own_client.close()
+        raise
+
+
+def _connect(scheduler: str):
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout="30s")
+    except (OSError, TimeoutError) as err:
+        raise SoeInputError(Problem("--scheduler", "", "", scheduler, f"cannot connect to the dask scheduler: {err}",
+                                    "give tcp://HOST:PORT of a running `dask scheduler`")) from None
+
+
+def _run_sweep(cfg, out, client, own_client, n_workers, threads_per_worker, processes, max_tasks, progress):
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -686,24 +713,16 @@ def run_sweep(config, out, scheduler: str | None = None, *, client=None, n_worke
     t0 = time.perf_counter()
     computed = 0
     status = "interrupted"
-    own_client = own_cluster = None
+    own_cluster = None
     futures: dict = {}
     try:
         if todo:
             from distributed import Client, LocalCluster, as_completed
 
             if client is None:
-                if scheduler:
-                    try:
-                        own_client = client = Client(scheduler, timeout="30s")
-                    except (OSError, TimeoutError) as err:
-                        raise SoeInputError(Problem("--scheduler", "", "", scheduler,
-                                                    f"cannot connect to the dask scheduler: {err}",
-                                                    "give tcp://HOST:PORT of a running `dask scheduler`")) from None
-                else:
-                    own_cluster = LocalCluster(n_workers=n_workers, threads_per_worker=int(threads_per_worker),
-                                               processes=processes, dashboard_address=None)
-                    own_client = client = Client(own_cluster)
+                own_cluster = LocalCluster(n_workers=n_workers, threads_per_worker=int(threads_per_worker),
+                                           processes=processes, dashboard_address=None)
+                own_client = client = Client(own_cluster)
             for t in todo:
                 f = client.submit(run_task, asdict(t), cfg.ruleset, overlays[t.overlay], cfg.key_cities,
                                   cfg.trajectories, cfg.battles, pure=False,

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from soe_sim._paths import data_dir
+from soe_sim.data._io import load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 _LABEL = re.compile(r"^\s*(\d+)\s*[:\-]\s*(\d+)\s*$")
@@ -49,8 +50,7 @@ def label_index(label: str, *, file: str = "", entry: str = "") -> int:
 def read_toml(path: str | Path, what: str) -> dict:
     """Read a TOML file, turning I/O and syntax problems into one-line input errors."""
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        return load_toml(path)
     except FileNotFoundError:
         raise SoeInputError(Problem(str(path), "", "", str(path), f"{what} not found")) from None
     except IsADirectoryError:
@@ -63,6 +63,15 @@ def system_file(system: str, path: str | Path | None = None) -> tuple[dict, Path
     """The data file of a combat system (``data/systems/<system>.toml`` unless ``path`` given)."""
     p = Path(path) if path is not None else data_dir() / "systems" / f"{system}.toml"
     return read_toml(p, f"{system} combat-system file"), p
+
+
+def die_faces(raw: dict, file: str) -> int:
+    """``[meta] die_faces`` of a combat-system file: an integer ≥ 1, else an error naming the key (a 0 showed
+    up as "expected a list of 0 results" in every CRT cell)."""
+    faces = raw["meta"]["die_faces"]
+    if isinstance(faces, bool) or not isinstance(faces, int) or not 1 <= faces <= 100:
+        raise SoeInputError(Problem(file, "meta", "die_faces", faces, "expected an integer 1..100"))
+    return faces
 
 
 def choice(option: str, value: str, allowed, what: str) -> str:

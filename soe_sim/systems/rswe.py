@@ -27,7 +27,7 @@ import pandas as pd
 
 from soe_sim.errors import Problem, SoeInputError
 from soe_sim.systems.common import (
-    ceil_half, choice, distribution, index_label, joint_frame, label_index, odds_index, plot_joint,
+    ceil_half, choice, die_faces, distribution, index_label, joint_frame, label_index, odds_index, plot_joint,
     positive_int, read_toml, style, system_file,
 )
 
@@ -209,7 +209,7 @@ def load_rswe(path: str | Path | None = None, crt: str | Path | None = None) -> 
         raw, p = system_file("rswe", path)
         f = str(p)
         try:
-            faces = int(raw["meta"]["die_faces"])
+            faces = die_faces(raw, f)
             data = RsweData(drm=raw["drm"], fortification=raw["fortification"],
                             tables=_read_tables(raw, f, faces), sources=raw.get("sources", {}), file=f)
         except KeyError as err:

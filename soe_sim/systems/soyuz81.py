@@ -24,7 +24,7 @@ import pandas as pd
 
 from soe_sim.errors import Problem, SoeInputError
 from soe_sim.systems.common import (
-    choice, distribution, index_label, joint_frame, label_index, odds_index, plot_joint,
+    choice, die_faces, distribution, index_label, joint_frame, label_index, odds_index, plot_joint,
     positive_int, read_toml, style, system_file,
 )
 
@@ -78,7 +78,7 @@ class Soyuz81Data:
         raw, p = system_file("soyuz81", path)
         f = str(p)
         try:
-            faces = int(raw["meta"]["die_faces"])
+            faces = die_faces(raw, f)
             odds = raw["odds"]
             crt = {label_index(k, file=f, entry="crt"): _column(v, f, f"crt.{k}", faces)
                    for k, v in raw["crt"].items()}

@@ -1146,7 +1146,7 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
         first = {"game": g, "seed": [seed_int, g], **min(cands, key=lambda c: c["step"])}
     return {
         "scenario": setup.scenario.id,
-        "ruleset": str(setup.rules["meta.id"]),
+        "ruleset": setup.rules.label,
         "games": int(games),
         "seed": seed_int,
         "checked": "every decision" if every_step else "every phase",

@@ -10,6 +10,8 @@ import sys
 
 import click
 
+from soe_sim.cliutil import MAX_STEPS_MAX, SEED, games_range
+
 __all__ = ["register", "fuzz_command"]
 
 
@@ -20,11 +22,11 @@ def _counts(counts: dict) -> str:
 @click.command("fuzz")
 @click.option("--scenario", "-s", "scenarios", multiple=True, required=True,
               help="Scenario id (repeat for several; 'all' for every built-in scenario).")
-@click.option("--games", "-n", default=100, show_default=True, type=click.IntRange(min=1),
+@click.option("--games", "-n", default=100, show_default=True, type=games_range(),
               help="Games per scenario.")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=0, show_default=True, type=SEED,
               help="Batch seed; game i uses SeedSequence(seed).spawn(n)[i].")
-@click.option("--max-steps", default=None, type=click.IntRange(min=1),
+@click.option("--max-steps", default=None, type=click.IntRange(min=1, max=MAX_STEPS_MAX),
               help="Decision steps per game before a game is aborted.")
 @click.option("--threads", default=None, type=click.IntRange(min=1), help="Numba threads (results do not depend on it).")
 @click.option("--ruleset", default="soe", show_default=True,
@@ -58,6 +60,7 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step
         else:
             load_scenario(s)  # raises SoeInputError (exit 2) for an unknown id
             ids.append(s)
+    ids = list(dict.fromkeys(ids))  # `-s all -s tutorial` plays the tutorial once
     kw = {"ruleset": ruleset} if ruleset != "soe" else {}
     bar = every_step and bool(sys.stderr.isatty() if progress is None else progress)
     reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads,
