@@ -749,3 +749,17 @@ def test_validate_reads_the_variants_and_combat_systems_of_a_data_directory(tmp_
     assert len(lines) == 2, lines
     assert "flank-1.toml" in lines[0] and "flank_penlty" in lines[0] and "did you mean `flank_penalty`" in lines[0]
     assert "soyuz81.toml: meta: field 'die_faces': expected an integer 1..100 (got 0)" in lines[1]
+
+
+def test_simulate_table_names_the_policy_parameter_overrides():
+    # audit I D6: the table header showed "balanced (Polish)" for a run with --polish-param overrides
+    from soe_sim.sim.cli import format_summary
+
+    base = {"scenario": "tutorial", "polish": "balanced", "soviet": "random", "games": 5, "seed": 1,
+            "polish_win": 0.4, "soviet_win": 0.6, "draw": 0.0, "polish_win_ci": (0.1, 0.8),
+            "soviet_win_ci": (0.2, 0.9), "draw_ci": (0.0, 0.4), "aborted": 0.0, "vp_mean": 0.0, "vp_sd": 1.0,
+            "rounds_mean": 1.0, "battles_mean": 1.0, "great_victories_mean": 0.0, "sp_lost_polish_mean": 1.0,
+            "sp_lost_soviet_mean": 1.0, "eliminated_polish_mean": 0.0, "eliminated_soviet_mean": 0.0}
+    assert format_summary(base).startswith("tutorial: balanced (Polish) vs random (Soviet), 5 games")
+    text = format_summary({**base, "polish_params": '{"attack_threshold": 0.9}'})
+    assert text.startswith('tutorial: balanced {"attack_threshold": 0.9} (Polish) vs random (Soviet)')

@@ -23,7 +23,12 @@ def _pct(x: float) -> str:
 def format_summary(s: dict) -> str:
     """The ``--format table`` text of a :func:`soe_sim.sim.summarize` dict."""
     rs = f" under {s['ruleset']}" if s.get("ruleset", "soe") != "soe" else ""
-    lines = [f"{s.get('scenario', '?')}{rs}: {s.get('polish', '?')} (Polish) vs {s.get('soviet', '?')} (Soviet), "
+
+    def who(side):  # the policy and, as compare prints them, its parameter overrides (JSON)
+        params = s.get(f"{side}_params")
+        return f"{s.get(side, '?')} {params}" if params else f"{s.get(side, '?')}"
+
+    lines = [f"{s.get('scenario', '?')}{rs}: {who('polish')} (Polish) vs {who('soviet')} (Soviet), "
              f"{s['games']} games, seed {s.get('seed', '?')}"]
     for key, label in (("polish_win", "Polish win"), ("soviet_win", "Soviet win"), ("draw", "draw")):
         lo, hi = s[key + "_ci"]
