@@ -783,3 +783,18 @@ def test_o11_blocks_strengthened_in_secret_are_no_longer_seen():
         assert not orders.seen[SIDE.SOVIET, b]
     untouched = np.setdiff1d(np.flatnonzero(st.block_side == SIDE.POLISH), changed["block"])
     assert orders.seen[SIDE.SOVIET, untouched].all()
+
+
+def test_fuzz_in_parts_plays_the_same_games(monkeypatch):
+    """The every-phase fuzzer plays its games in parts (for its progress bar): game ``i`` is still
+    ``(seed, i)`` whatever the part size, and ``play_games(..., start=k)`` plays games k, k+1, …"""
+    import soe_sim.engine.game as game
+
+    whole = play_games("tutorial", 12, 31)
+    tail = play_games("tutorial", 5, 31, start=7)
+    assert list(tail.index) == list(range(7, 12))
+    assert tail.equals(whole.iloc[7:])
+    one = fuzz("tutorial", 12, 31)
+    monkeypatch.setattr(game, "_FUZZ_PART", 5)
+    parts = fuzz("tutorial", 12, 31, progress=True)
+    assert parts == one and one["games"] == 12 and one["crashes"] == 0

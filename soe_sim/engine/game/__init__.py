@@ -901,14 +901,15 @@ assert len(RESULT_COLUMNS) == N_RES
 def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None = None, polish="random",
                soviet="random", *, max_steps: int = DEFAULT_MAX_STEPS,
                max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, check_invariants: bool = False,
-               log_capacity: int = DEFAULT_LOG_CAPACITY, raw: bool = False, ruleset=None):
+               log_capacity: int = DEFAULT_LOG_CAPACITY, raw: bool = False, ruleset=None, start: int = 0):
     """Play ``games`` games in parallel; one row per game (columns :data:`RESULT_COLUMNS`, codes
     decoded to names unless ``raw``, which returns the int64 array). Game ``i`` equals
     ``play_game(scenario, seed=(seed, i))``; the result does not depend on ``threads``.
-    ``ruleset``: as in :func:`game_setup`."""
+    ``ruleset``: as in :func:`game_setup`. ``start``: play games ``start .. start + games - 1`` of the
+    batch seeded ``seed`` (the frame's index says which), so a long batch can be played in parts."""
     setup = game_setup(scenario, ruleset)
     cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants)
-    seeds = game_stream_seeds(seed, 0, int(games))
+    seeds = game_stream_seeds(seed, int(start), int(start) + int(games))
     out = np.zeros((int(games), N_RES), dtype=np.int64)
     policies, params = policy_arrays(polish, soviet)
     n_threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)) if threads else numba.get_num_threads()
@@ -925,7 +926,7 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
     df["winner"] = [_side_slug(v) or "" for v in df["winner"]]
     df["abort"] = [AbortReason(int(v)).name.lower() if v else "" for v in df["abort"]]
     df["violation_code"] = [Violation(int(v)).name.lower() if v else "" for v in df["violation_code"]]
-    df.index.name = "game"
+    df.index = pd.RangeIndex(int(start), int(start) + len(df), name="game")
     return df
 
 
@@ -1067,6 +1068,9 @@ def format_events(events: pd.DataFrame) -> str:
 # Fuzzer
 
 
+_FUZZ_PART = 5000  # games per batch of the every-phase fuzzer (its progress bar moves once per part)
+
+
 def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_MAX_STEPS,
          max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, threads: int | None = None, ruleset=None,
          every_step: bool = False, progress: bool = False) -> dict:
@@ -1086,7 +1090,8 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
     before the choice of step ``step`` — or ``"phase end"``), so that it can be replayed;
     ``stalemates`` = games aborted by a hard cap; ``crashes`` = games whose kernel raised (re-run one
     by one to find them). ``ruleset``: as in :func:`game_setup` (``"eats"``: The Eagle and the Star).
-    ``progress``: a tqdm bar on stderr (every-step mode).
+    ``progress``: a tqdm bar on stderr (in the every-phase mode the games are played in parts of
+    ``_FUZZ_PART`` games, the same games whatever the parts).
     """
     check_seed(seed)  # a bad seed is an input error, not a crash of every game
     setup = game_setup(scenario, ruleset)
@@ -1095,17 +1100,23 @@ def fuzz(scenario, games: int, seed: SeedLike = 0, *, max_steps: int = DEFAULT_M
     first_crash = None
     step_found = {}  # game -> its first violation before a decision (every_step)
     df = None
+    from tqdm.auto import tqdm
+
     if not every_step:
+        parts = []
         try:
-            df = play_games(setup, games, seed, threads=threads, max_steps=max_steps,
-                            max_phase_steps=max_phase_steps, check_invariants=True)
+            with tqdm(total=int(games), unit="game", disable=not progress, desc=f"fuzz {setup.scenario.id}") as bar:
+                for start in range(0, int(games), _FUZZ_PART):
+                    n = min(_FUZZ_PART, int(games) - start)
+                    parts.append(play_games(setup, n, seed, threads=threads, max_steps=max_steps,
+                                            max_phase_steps=max_phase_steps, check_invariants=True, start=start))
+                    bar.update(n)
         except Exception as batch_exc:  # a kernel raised: find the culprits game by game
             batch_error = f"{type(batch_exc).__name__}: {batch_exc}"
         else:
             batch_error = None
+            df = pd.concat(parts) if len(parts) > 1 else parts[0] if parts else play_games(setup, 0, seed)
     if df is None:
-        from tqdm.auto import tqdm
-
         cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=True)
         specs = [resolve_policy("random"), resolve_policy("random")]
         rows = []

@@ -36,7 +36,7 @@ def _counts(counts: dict) -> str:
 @click.option("--format", "fmt", type=click.Choice(["table", "text", "json"]), default="table", show_default=True,
               help="table (alias: text) or json, as in the other commands.")
 @click.option("--progress/--no-progress", default=None,
-              help="Progress bar on stderr in --every-step mode [default: when a terminal].")
+              help="Progress bar on stderr [default: when a terminal].")
 def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step, fmt, progress) -> None:
     """Play random games and check the engine's invariants after every phase (and, with
     --every-step, before every decision too).
@@ -62,7 +62,7 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step
             ids.append(s)
     ids = list(dict.fromkeys(ids))  # `-s all -s tutorial` plays the tutorial once
     kw = {"ruleset": ruleset} if ruleset != "soe" else {}
-    bar = every_step and bool(sys.stderr.isatty() if progress is None else progress)
+    bar = bool(sys.stderr.isatty() if progress is None else progress)
     reports = [fuzz(sid, games, seed, max_steps=max_steps or DEFAULT_MAX_STEPS, threads=threads,
                     every_step=every_step, progress=bar, **kw)
                for sid in ids]
