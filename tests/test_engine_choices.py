@@ -399,6 +399,27 @@ def test_soe_7_1_second_card_chosen_before_the_first_is_revealed():
     assert checks > 0
 
 
+def test_soe_7_41_battle_choices_are_made_before_any_is_played():
+    """SoE 7.41 items 1–2 (E-B8): attacker then defender choose a battle card face down, then attacker then
+    defender a combat card, revealed together: at every BATTLE_CARD / COMBAT_CARD decision the other side
+    has no card in play, and the log holds no battle or combat card of the battle being prepared."""
+    from soe_sim.engine.cards.nb import IN_PLAY
+
+    checks = 0
+    for seed in (3, 4):
+        with StepGame("kiev-offensive", seed, polish="step", soviet="step") as g:
+            while not g.is_terminal:
+                d = g.decision
+                if d.kind in (Decision.BATTLE_CARD, Decision.COMBAT_CARD):
+                    other = 1 - d.side_index
+                    assert not (g.state_view.raw.cards.location[other] == IN_PLAY).any(), d
+                    # every battle resolved so far logged its two combat cards, this one none yet
+                    assert int((g.events["kind"] == "combat_card").sum()) % 2 == 0, d
+                    checks += 1
+                g.apply(g.state_view.rand_below(len(g.legal_actions)))
+    assert checks > 20
+
+
 # --- neutral nations, Kaunas, nation limits (G15, G16) ---------------------------------------------------
 
 

@@ -1531,11 +1531,10 @@ def log_position_nb(state, log, ctr):
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, log, ctr, cfg, effect,
-                           opts):
-    """SoE 7.41.1, EatS IX.3 item 1 for one side: optionally play a battle card from the hand
-    (decision BATTLE_CARD, row 0 = none). ``effect`` receives its effect vector (zeros for none);
-    ``opts`` is a scratch buffer of ``n_cards + 1`` entries."""
+def _battle_card_pick_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, ctr, cfg, opts):
+    """SoE 7.41.1, EatS IX.3 item 1 for one side: the BATTLE_CARD decision (row 0 = none) over the
+    battle cards the side may play here; returns the card chosen (:data:`NO_CARD` for none) without
+    playing it. ``opts`` is a scratch buffer of ``n_cards + 1`` entries."""
     n_cards = cs.location.shape[1]
     opts[0] = NO_CARD
     k = 1
@@ -1548,10 +1547,26 @@ def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies,
     if feat.shape[0] > 0:
         pnb.fill_battle_features_nb(state, cs, orders, m, policies, side, area, attacker, opts, k, False, feat)
     j = decide_nb(policies, side, DECISION.BATTLE_CARD, k, feat, rng_policy, ctr, cfg)
+    return opts[j]
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _play_battle_card_nb(state, cs, side, area, card, log, ctr, effect):
+    """Put ``side``'s chosen battle ``card`` in play (``effect`` receives its effect vector; zeros for
+    :data:`NO_CARD`) and log ``BATTLE_CARD``."""
     effect[:] = 0
-    if opts[j] != NO_CARD:
-        play_battle_card_nb(cs, side, opts[j], effect)
-        log_event_nb(log, ctr, state, EVENT.BATTLE_CARD, side, area, -1, -1, opts[j], 0)
+    if card != NO_CARD:
+        play_battle_card_nb(cs, side, card, effect)
+        log_event_nb(log, ctr, state, EVENT.BATTLE_CARD, side, area, -1, -1, card, 0)
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _battle_card_choice_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, log, ctr, cfg, effect,
+                           opts):
+    """:func:`_battle_card_pick_nb` and, at once, :func:`_play_battle_card_nb` (the card in play,
+    ``effect`` its effect vector)."""
+    card = _battle_card_pick_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, ctr, cfg, opts)
+    _play_battle_card_nb(state, cs, side, area, card, log, ctr, effect)
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -1567,6 +1582,17 @@ def _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, polic
     ``drawn``); a drawn card not kept stays in play, unused, and is discarded with the battle's cards
     (:func:`~soe_sim.engine.cards.nb.end_battle_nb`).
     """
+    choice = _combat_card_pick_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, ctr, cfg, opts,
+                                  after_draw, drawn, drawn_mod)
+    return _play_combat_card_nb(state, cs, kr, side, area, choice, rng_chance, log, ctr, after_draw, drawn,
+                                drawn_mod)
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _combat_card_pick_nb(state, cs, orders, m, side, area, attacker, policies, rng_policy, ctr, cfg, opts,
+                         after_draw, drawn, drawn_mod):
+    """The COMBAT_CARD decision of one side (row 0 = the card from the deck, rows 1… = the cards in
+    hand); returns the hand card chosen, :data:`NO_CARD` for the deck, without playing it."""
     n_cards = cs.location.shape[1]
     opts[0] = NO_CARD
     k = 1
@@ -1580,14 +1606,22 @@ def _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, polic
         if after_draw:
             pnb.fill_drawn_card_features_nb(drawn, drawn_mod, k, feat)
     j = decide_nb(policies, side, DECISION.COMBAT_CARD, k, feat, rng_policy, ctr, cfg)
-    if opts[j] == NO_CARD:
+    return opts[j]
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _play_combat_card_nb(state, cs, kr, side, area, choice, rng_chance, log, ctr, after_draw, drawn, drawn_mod):
+    """Play ``side``'s chosen combat card (``choice``: a hand card, or :data:`NO_CARD` for the deck —
+    the card already drawn under EatS IX.3, a blind draw now under SoE 7.41.2), log ``COMBAT_CARD``
+    and return the modifier."""
+    if choice == NO_CARD:
         if after_draw:  # EatS IX.3 item 2: keep the card drawn from the deck
             card, mod = drawn, drawn_mod
         else:  # SoE 7.41.2: drawn blind now
             card, mod = draw_combat_card_nb(cs, side, rng_chance)
         log_event_nb(log, ctr, state, EVENT.COMBAT_CARD, side, area, -1, USE_COMBAT_BLIND, card, mod)
     else:
-        card = opts[j]
+        card = choice
         mod = play_combat_card_from_hand_nb(cs, side, card, kr)
         log_event_nb(log, ctr, state, EVENT.COMBAT_CARD, side, area, -1, USE_COMBAT_HAND, card, mod)
     return mod
@@ -1603,6 +1637,43 @@ def _battle_cards_nb(state, cs, orders, m, kr, side, area, attacker, policies, r
                            opts)
     return _combat_card_choice_nb(state, cs, orders, m, kr, side, area, attacker, policies, rng_policy, rng_chance,
                                   log, ctr, cfg, opts, False, np.int64(NO_CARD), np.int64(0))
+
+
+@njit(cache=True, _nrt=False)
+def _soe_battle_cards_nb(state, cs, orders, m, kr, attacker, defender, area, policies, rng_policy, rng_chance, log,
+                         ctr, cfg, att_eff, def_eff, opts):
+    """SoE 7.41 items 1–2 (E-B8): the attacker decides on a battle card, then the defender, face down;
+    then the attacker decides on a combat card (the blind draw or a hand card + hand bonus, chosen
+    before the draw, R10), then the defender; only then are the choices played, in the same order
+    (battle cards in play, blind draws from ``rng_chance`` attacker first) and logged. Every choice is
+    made on the position as it was: a side's own battle card is out of its hand while it chooses its
+    combat card (it is on the table), and nothing of the other side's choices is in play or in the log.
+    Returns ``(att_mod, def_mod)``. ``opts``: scratch of ``n_cards + 1`` entries."""
+    if cfg.log_detail:
+        log_deck_nb(state, cs, attacker, area, log, ctr)
+        log_deck_nb(state, cs, defender, area, log, ctr)
+    att_card = _battle_card_pick_nb(state, cs, orders, m, attacker, area, True, policies, rng_policy, ctr, cfg, opts)
+    def_card = _battle_card_pick_nb(state, cs, orders, m, defender, area, False, policies, rng_policy, ctr, cfg,
+                                    opts)
+    no = np.int64(NO_CARD)
+    zero = np.int64(0)
+    if att_card != NO_CARD:  # face down on the table while its owner chooses the combat card
+        cs.location[attacker, att_card - 1] = IN_PLAY
+    att_combat = _combat_card_pick_nb(state, cs, orders, m, attacker, area, True, policies, rng_policy, ctr, cfg,
+                                      opts, False, no, zero)
+    if att_card != NO_CARD:
+        cs.location[attacker, att_card - 1] = HAND
+    if def_card != NO_CARD:
+        cs.location[defender, def_card - 1] = IN_PLAY
+    def_combat = _combat_card_pick_nb(state, cs, orders, m, defender, area, False, policies, rng_policy, ctr, cfg,
+                                      opts, False, no, zero)
+    if def_card != NO_CARD:
+        cs.location[defender, def_card - 1] = HAND
+    _play_battle_card_nb(state, cs, attacker, area, att_card, log, ctr, att_eff)
+    _play_battle_card_nb(state, cs, defender, area, def_card, log, ctr, def_eff)
+    att_mod = _play_combat_card_nb(state, cs, kr, attacker, area, att_combat, rng_chance, log, ctr, False, no, zero)
+    def_mod = _play_combat_card_nb(state, cs, kr, defender, area, def_combat, rng_chance, log, ctr, False, no, zero)
+    return att_mod, def_mod
 
 
 @njit(cache=True, _nrt=False)
@@ -1716,15 +1787,9 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
             att_mod, def_mod = _battle_cards_after_draw_nb(state, cs, orders, m, kr, attacker, defender, area,
                                                            policies, rng_policy, rng_chance, log, ctr, cfg, att_eff,
                                                            def_eff, opts)
-        else:  # SoE 7.41.1-2: each side's cards in turn, the choice before the draw (R10)
-            if cfg.log_detail:
-                log_deck_nb(state, cs, attacker, area, log, ctr)
-            att_mod = _battle_cards_nb(state, cs, orders, m, kr, attacker, area, True, policies, rng_policy,
-                                       rng_chance, log, ctr, cfg, att_eff, opts)
-            if cfg.log_detail:
-                log_deck_nb(state, cs, defender, area, log, ctr)
-            def_mod = _battle_cards_nb(state, cs, orders, m, kr, defender, area, False, policies, rng_policy,
-                                       rng_chance, log, ctr, cfg, def_eff, opts)
+        else:  # SoE 7.41.1-2: both battle cards, then both combat cards, chosen before the draw (R10, E-B8)
+            att_mod, def_mod = _soe_battle_cards_nb(state, cs, orders, m, kr, attacker, defender, area, policies,
+                                                    rng_policy, rng_chance, log, ctr, cfg, att_eff, def_eff, opts)
         if cr.rail_moved_strength_zero:
             # EatS II.4.1: blocks moved by rail this phase fight at 0 (V5): their full-strength SP,
             # already in the base combat value, come off the card modifier (the floor at 0 of the
