@@ -18,6 +18,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from soe_sim.battle import nb
+from soe_sim.data.cards import BATTLE_LIMIT_KEYS
 from soe_sim.data.enums import Arm
 from soe_sim.errors import Problem, SoeInputError
 
@@ -85,7 +86,7 @@ class BattleCard:
     defender_only: bool = False
     rail_line: bool = False
 
-    LIMIT_KEYS = ("attacker_only", "defender_only", "rail_line")
+    LIMIT_KEYS = BATTLE_LIMIT_KEYS
 
     KEYS = (
         "combat_value",

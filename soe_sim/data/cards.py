@@ -14,7 +14,7 @@ from soe_sim.data._rules import rule
 from soe_sim.data.enums import CardFront, EventKind, Nation, Side
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
-__all__ = ["EFFECT_KEYS", "load_cards", "parse_effect", "card_schema", "deck_override"]
+__all__ = ["BATTLE_LIMIT_KEYS", "EFFECT_KEYS", "load_cards", "parse_effect", "card_schema", "deck_override"]
 
 # Decks that replace the built-in ones inside a `deck_override` block (a rule variant's changed decks,
 # soe_sim.design.variant). A context variable: other threads and tasks keep the built-in decks.
@@ -63,7 +63,8 @@ EFFECT_KEYS: dict[str, str] = {
     "reinforce": "block",
     "at_area": "area",  # the card's reinforce places the block only in this area (EV8 "in Warsaw")
 }
-_BATTLE_LIMIT_KEYS = ("attacker_only", "defender_only", "rail_line")
+# battle-card keys that limit when the card may be played (its text; docs/rules.md E-C11), not what it does
+BATTLE_LIMIT_KEYS = ("attacker_only", "defender_only", "rail_line")
 _CONDITION_RE = re.compile(r"^[a-z0-9]+([_-][a-z0-9]+)*$")
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
@@ -230,7 +231,7 @@ def read_deck(path: Path, problems: Problems, block_ids=None, area_ids=None) -> 
                            area_ids=area_ids)
         if df["event_kind"].iat[i] == "none" and eff:
             problems.add(path, where, "effect", df["effect"].iat[i], "a card without an event has no effect")
-        limits = [k for k in _BATTLE_LIMIT_KEYS if eff.get(k)]
+        limits = [k for k in BATTLE_LIMIT_KEYS if eff.get(k)]
         if limits and df["event_kind"].iat[i] != "battle":
             problems.add(path, where, "effect", limits[0],
                          "only a battle card has play limits (attacker_only, defender_only, rail_line)")

@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from soe_sim.data.cards import BATTLE_LIMIT_KEYS as _DATA_LIMIT_KEYS
 from soe_sim.data.enums import CardFront, EventKind, Side
 from soe_sim.engine.cards import nb
 from soe_sim.engine.cards.nb import (
@@ -74,13 +75,10 @@ BATTLE_EFFECT_KEYS = {
     "cancel_enemy_battle_card": nb.E_CANCEL_ENEMY_BATTLE_CARD,
 }
 
-# Effect keys that limit when a battle card may be played (the card's text; bit flags of
-# ``CardState.battle_limit``): not effects of the battle, conditions of the play.
-BATTLE_LIMIT_KEYS = {
-    "attacker_only": nb.LIMIT_ATTACKER_ONLY,
-    "defender_only": nb.LIMIT_DEFENDER_ONLY,
-    "rail_line": nb.LIMIT_RAIL_LINE,
-}
+# The play-limit keys of a battle card (soe_sim.data.cards.BATTLE_LIMIT_KEYS, in that order) → their bit
+# flags in ``CardState.battle_limit``: conditions of the play, not effects of the battle.
+BATTLE_LIMIT_KEYS = dict(zip(_DATA_LIMIT_KEYS, (nb.LIMIT_ATTACKER_ONLY, nb.LIMIT_DEFENDER_ONLY, nb.LIMIT_RAIL_LINE),
+                             strict=True))
 
 
 class CardLocation(IntEnum):
