@@ -54,10 +54,10 @@ def _loop_placement_tables(calls, state, map_arrays, orules, side, tabs):
 
 
 @njit(cache=False)
-def _loop_side_depots(calls, m, control, enemy, side, src, depot, depot_dist, seeds, queue):
+def _loop_side_depots(calls, m, supply_base, enemy, side, src, depot, depot_dist, seeds, queue):
     for _ in range(calls):
-        side_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                            enemy, side, src, depot, depot_dist, seeds, queue)
+        side_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, supply_base,
+                            m.garrison, enemy, side, src, depot, depot_dist, seeds, queue)
 
 
 def _median_us(fn, calls: int, repeats: int) -> float:
@@ -134,7 +134,7 @@ def main(scenario, n_orders, calls, repeats, seed, out):
                np.empty(n, np.int32))
     for key, arrays in (("", game_map.arrays), ("_link_lists", lists)):
         result["side_depots_us" + key] = _median_us(
-            lambda c: _loop_side_depots(c, arrays, state.control, enemy, side, *scratch), calls, repeats)
+            lambda c: _loop_side_depots(c, arrays, state.supply_base, enemy, side, *scratch), calls, repeats)
     result["placement_tables_us_link_lists"] = _median_us(
         lambda c: _loop_placement_tables(c, state, lists, orules, side, tabs2), calls, repeats)
     result["legal_orders_us_link_lists"] = _median_us(

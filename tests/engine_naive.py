@@ -87,6 +87,7 @@ class Position:
     blocks: list
     garrison: dict = field(default_factory=dict)  # area -> side
     control: dict = field(default_factory=dict)  # area -> side or None
+    bases: dict = field(default_factory=dict)  # area -> side: supply bases of this game (EatS II.3, G16)
 
 
 ARMS = ("infantry", "cavalry", "leader")
@@ -94,7 +95,7 @@ STATUSES = ("on_map", "force_pool", "scheduled", "destroyed_to_pool", "eliminate
 
 
 def position_from_arrays(board, block_side, block_arm, block_area, block_status, block_sp, garrison_side,
-                         control, block_prev_area=None, block_arrival=None):
+                         control, block_prev_area=None, block_arrival=None, supply_base=None):
     ids = board.ids
     blocks = []
     for k in range(len(block_side)):
@@ -106,7 +107,8 @@ def position_from_arrays(board, block_side, block_arm, block_area, block_status,
                             int(block_sp[k]), prev, int(block_arrival[k]) if block_arrival is not None else 0))
     garrison = {ids[i]: SIDES[g] for i, g in enumerate(garrison_side) if g >= 0}
     ctrl = {ids[i]: side_name(c) for i, c in enumerate(control)}
-    return Position(blocks, garrison, ctrl)
+    bases = {ids[i]: SIDES[b] for i, b in enumerate(supply_base) if b >= 0} if supply_base is not None else {}
+    return Position(blocks, garrison, ctrl, bases)
 
 
 # --- presence -------------------------------------------------------------------------------
@@ -152,7 +154,9 @@ def clear_distances(board, side, seeds, enemy, banned=None):
 
 
 def source_distances(board, pos, side):
-    return clear_distances(board, side, board.sources[side], enemy_areas(pos, side))
+    # EatS II.3 (G16): a supply base of this game (Kaunas after card 23) is a source too
+    sources = board.sources[side] | {a for a, s in pos.bases.items() if s == side}
+    return clear_distances(board, side, sources, enemy_areas(pos, side))
 
 
 def depots(board, pos, side):
@@ -165,6 +169,9 @@ def depots(board, pos, side):
         held = bool(blocks_in(pos, side, a)) or pos.garrison.get(a) == side
         if side == SOV and a in board.eastern_links:
             out.add(a)
+        elif pos.bases.get(a) == side:  # EatS II.3 (G16): a depot while no enemy block stands in it
+            if a not in enemy:
+                out.add(a)
         elif a in board.key_city and held and a not in enemy and a in reach:
             out.add(a)
     return out
@@ -210,7 +217,7 @@ def apply_out_of_supply(board, pos, in_supply, rules):
             vp += gain if b.side == SOV else -gain  # the opponent scores
         else:
             b.sp -= 1
-    return Position(blocks, garrison, dict(pos.control)), counts, vp
+    return Position(blocks, garrison, dict(pos.control), dict(pos.bases)), counts, vp
 
 
 # --- control and VP ---------------------------------------------------------------------------
@@ -364,7 +371,7 @@ def overstack_pullback(board, pos, side, max_blocks, depot_dist, allowed=None):
             else:
                 b.prev, b.area = area, dest
                 moves[k] = dest
-    return Position(blocks, dict(pos.garrison), dict(pos.control)), moves
+    return Position(blocks, dict(pos.garrison), dict(pos.control), dict(pos.bases)), moves
 
 
 def garrison_replacement(board, pos):
@@ -424,15 +431,20 @@ def random_arrays(rng: np.random.Generator, game_map, n_blocks=None, hot=None):
     for i in range(n):
         if not game_map.garrison[i] and rng.random() < 0.2:
             control[i] = rng.integers(0, 2)
+    # drawn last, so the arrays above are those of the same seed before supply bases existed
+    supply_base = np.full(n, -1, dtype=np.int8)
+    if rng.random() < 0.5:  # EatS II.3 (G16): a base or two of either side, often where the blocks are
+        for i in rng.choice(np.concatenate([hot, rng.choice(n, size=3)]), size=int(rng.integers(1, 3))):
+            supply_base[i] = rng.integers(0, 2)
     return dict(block_side=side, block_arm=arm, block_max_sp=max_sp, block_sp=sp, block_status=status,
                 block_area=area, block_prev_area=prev, block_arrival=arrival, garrison_side=garrison,
-                control=control)
+                control=control, supply_base=supply_base)
 
 
 def position_of(board, arr):
     return position_from_arrays(board, arr["block_side"], arr["block_arm"], arr["block_area"],
                                 arr["block_status"], arr["block_sp"], arr["garrison_side"], arr["control"],
-                                arr["block_prev_area"], arr["block_arrival"])
+                                arr["block_prev_area"], arr["block_arrival"], arr.get("supply_base"))
 
 
 # --- SoE 9.0 leader orders ----------------------------------------------------------------------

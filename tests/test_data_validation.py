@@ -204,6 +204,13 @@ CASES = [
     ("special-rule-misspelt-key", SCEN, "[[objective]]",
      '[[special_rule]]\nid = "lit"\nkind = "neutral_nation"\nnation = "lithuanian"\nmax_distance_from = "minsk"\n'
      "max_distanse = 3\n\n[[objective]]", (SCEN, "max_distanse", 3, "unknown key", "did you mean `max_distance`?")),
+    # EatS II.3 (G16): the supply base a neutral nation's side gains once it joins
+    ("neutral-nation-supply-base-unknown-area", SCEN, "[[objective]]",
+     '[[special_rule]]\nid = "lit"\nkind = "neutral_nation"\nnation = "lithuanian"\nside = "soviet"\n'
+     'supply_base = "minks"\n\n[[objective]]', (SCEN, "supply_base", "minks", "unknown area", "did you mean")),
+    ("neutral-nation-supply-base-without-side", SCEN, "[[objective]]",
+     '[[special_rule]]\nid = "lit"\nkind = "neutral_nation"\nnation = "lithuanian"\nsupply_base = "minsk"\n\n'
+     "[[objective]]", (SCEN, "side", None, "`supply_base` is a supply base of the side", None)),
     ("special-rule-key-of-another-kind", SCEN, 'kind = "arrival_check"\nside = "soviet"',
      'kind = "arrival_check"\nside = "soviet"\nmax_distance = 3',
      (SCEN, "max_distance", 3, "unknown key", None)),

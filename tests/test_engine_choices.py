@@ -437,7 +437,7 @@ def test_update_access_neutral_ground_kaunas_and_fronts():
     """G16: areas of inactive Lithuanian blocks are closed to both sides; Kaunas "cannot be seized":
     closed to the Poles always, to the Soviets until card 23; UHA / UNR blocks may not go north."""
     setup = game_setup("campaign-1920")
-    st, m, ix = setup.state0, setup.game_map, setup.game_map.index
+    st, m, ix = setup.state0.copy(), setup.game_map, setup.game_map.index  # card 23 sets st.supply_base
     ew = _event_work(setup)
     nb.update_access_nb(st, setup.cfg, ew)
     lit_areas = {int(st.block_area[b]) for b in np.flatnonzero(st.block_nation == LIT)}
@@ -458,6 +458,39 @@ def test_update_access_neutral_ground_kaunas_and_fronts():
     ew = _event_work(tut)
     nb.update_access_nb(tut.state0, tut.cfg, ew)
     assert not ew.closed.any()
+
+
+def test_kaunas_becomes_a_soviet_supply_base_with_lithuania():
+    """EatS II.3 (G16): "Kaunas ... is a supply base for Soviet units" once Soviet card 23 has made
+    Lithuania a Soviet ally. ``update_access_nb`` (run after every card play) marks it in the game's
+    own state, never in the setup's. The Lithuanian divisions at Nemencine and Radun are out of supply
+    without it (no Soviet depot within their range: audit G F2); with it, the one at Radun is supplied
+    from Kaunas, two links away, while the one at Nemencine stays cut off: both its neighbours, Vilnius
+    and Svencionys, hold Polish blocks at the start (no clear path, 1.31)."""
+    setup = game_setup("campaign-1920")
+    m, ix = setup.game_map, setup.game_map.index
+    k = ix("kaunas")
+    assert setup.cfg.nation_supply_base[LIT] == k and setup.cfg.nation_supply_side[LIT] == S
+    consts = engine_constants(load_rules())
+    st = setup.state0.copy()
+    lits = np.flatnonzero(st.block_nation == LIT)
+    ew = _event_work(setup)
+    nb.update_access_nb(st, setup.cfg, ew)
+    assert (st.supply_base == -1).all()
+    before = check_supply(st.copy(), m, consts, apply=False)
+    assert not before["in_supply"][lits].any() and not before["depot"][S, k]
+    ew.active[LIT] = True  # Soviet card 23
+    nb.update_access_nb(st, setup.cfg, ew)
+    assert st.supply_base[k] == S and np.count_nonzero(st.supply_base >= 0) == 1
+    assert (setup.state0.supply_base == -1).all()
+    after = check_supply(st.copy(), m, consts, apply=False)
+    assert after["depot"][S, k] and after["source_dist"][S, k] == 0
+    at = {m.ids[st.block_area[b]]: b for b in lits}
+    assert set(at) == {"radun", "nemencine"}
+    assert after["in_supply"][at["radun"]] and after["depot_dist"][S, ix("radun")] == 2
+    assert not after["in_supply"][at["nemencine"]] and after["depot_dist"][S, ix("nemencine")] == -1
+    tut = game_setup("tutorial")  # no neutral nation, no base
+    assert (tut.cfg.nation_supply_base == -1).all()
 
 
 def test_inactive_neutral_blocks_do_not_cut_supply():

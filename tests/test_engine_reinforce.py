@@ -830,8 +830,8 @@ def test_arrivals_match_oracle(games, game_map, rules, seed):
     enemy_presence_nb(g.block_side, g.block_area, g.block_status, g.garrison_side, blocks, enemy)
     src = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     enemy, src, depot)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, g.supply_base,
+                     m.garrison, enemy, src, depot)
     met = rng.random(len(sc.special_rules)) < 0.5
     max_blocks = int(rules["stacking.max_blocks"]) if rng.random() < 0.7 else int(rng.integers(1, 3))
     want = o_arrivals(m, g, enemy, depot, max_blocks, met)

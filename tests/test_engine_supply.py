@@ -53,8 +53,8 @@ def run_depots(game_map, arr, enemy):
     src = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
     m = game_map
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
-                     enemy, src, depot)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                     arr.get("supply_base", np.full(n, -1, np.int8)), m.garrison, enemy, src, depot)
     return src, depot
 
 
@@ -95,6 +95,7 @@ class Pos:
         self.garrison = np.full(n, -1, dtype=np.int8)
         self.control = np.full(n, -1, dtype=np.int8)
         self.control[game_map.eastern_link] = SIDE.SOVIET
+        self.supply_base = np.full(n, -1, dtype=np.int8)
 
     def block(self, side, area, arm=ARM.INFANTRY, sp=2, prev=None, arrival=0, count=1):
         for _ in range(count):
@@ -112,6 +113,12 @@ class Pos:
             self.control[self.m.index(a)] = side
         return self
 
+    def based(self, side, *areas):
+        """Supply bases of ``side`` (GameState.supply_base; EatS II.3, G16)."""
+        for a in areas:
+            self.supply_base[self.m.index(a)] = side
+        return self
+
     def controlled(self, side, *areas):
         for a in areas:
             self.control[self.m.index(a)] = side
@@ -124,7 +131,8 @@ class Pos:
                     block_max_sp=np.full(k, 4, dtype=np.int8), block_status=np.zeros(k, dtype=np.int8),
                     block_prev_area=np.array(self.prev, dtype=np.int16),
                     block_arrival=np.array(self.arrival, dtype=np.int16),
-                    garrison_side=self.garrison.copy(), control=self.control.copy())
+                    garrison_side=self.garrison.copy(), control=self.control.copy(),
+                    supply_base=self.supply_base.copy())
 
 
 def polish_home(game_map):
@@ -175,7 +183,7 @@ def test_area_set_search_matches_the_link_list_search(game_map, seed):
             depot = np.zeros(n, dtype=np.bool_)
             depot_dist = np.empty(n, dtype=np.int32)
             side_depots_nb(m.adj_indptr, m.adj_indices, bits, m.eastern_link, seeds.astype(np.int8) - 1 + side,
-                           m.garrison, enemy, side, src, depot, depot_dist)
+                           np.full(n, -1, np.int8), m.garrison, enemy, side, src, depot, depot_dist)
             areas = np.empty(16, dtype=np.int64)
             dists = np.empty(16, dtype=np.int64)
             target = np.empty(3, dtype=np.int64)
@@ -385,7 +393,7 @@ def test_soe_7_71_check_supply_sequence_on_state(game_map, rules):
         control=arr["control"], round=np.array([1], np.int16), phase=np.array([1], np.int8),
         end=np.array([1, 5], np.int16), vp=np.array([1], np.int16),
         initiative_side=np.zeros(2, np.int8), initiative_level=np.ones(2, np.int8),
-        cubes=np.zeros((2, 2, 3), np.int16))
+        cubes=np.zeros((2, 2, 3), np.int16), supply_base=np.full(m.n_areas, -1, np.int8))
     res = check_supply(st_, m, consts)
     # the 1-SP block is eliminated (+1 Soviet), the garrison removed, Vilnius becomes neutral (−1 Polish)
     assert st_.block_status[0] == STATUS.ELIMINATED_PERMANENT
@@ -394,6 +402,31 @@ def test_soe_7_71_check_supply_sequence_on_state(game_map, rules):
     assert res["oos_vp"] == -1 and res["control_vp"] == -int(m.vp[m.index(city)])
     # Poles at 1, Soviets gain 2 → the marker flips and ends on Soviet 2 (SoE 7.8)
     assert int(st_.vp[0]) == -2
+
+
+def test_eats_ii_3_a_supply_base_is_a_source_and_a_depot(game_map, rules):
+    """EatS II.3 (G16): "Kaunas ... is a supply base for Soviet units". A supply base of a side
+    (``GameState.supply_base``) is one of its supply sources (clear paths to a source make held key
+    cities depots, 1.31, and keep garrisons, 7.71) and a depot itself while no enemy block stands in
+    it; it is nothing to the other side."""
+    m = game_map
+    consts = engine_constants(rules)
+    near = "alytus"  # next to Kaunas, far from every other Soviet depot
+    assert near in m.neighbours("kaunas")
+    p = polish_home(m).block(SIDE.SOVIET, near)
+    k, a, v = m.index("kaunas"), m.index(near), m.index("vilnius")
+    without = supply_pipeline(m, p.arrays(), consts)
+    assert not without["depot"][SIDE.SOVIET, k] and not without["in_supply"][0]
+    assert without["depot_dist"][SIDE.SOVIET, a] > consts.cavalry_supply_range
+    assert without["source_dist"][SIDE.SOVIET, v] > 1
+    based = supply_pipeline(m, p.based(SIDE.SOVIET, "kaunas").arrays(), consts)
+    assert based["depot"][SIDE.SOVIET, k] and based["source_dist"][SIDE.SOVIET, k] == 0
+    assert based["depot_dist"][SIDE.SOVIET, a] == 1 and based["in_supply"][0]
+    assert based["source_dist"][SIDE.SOVIET, v] == 1  # Kaunas is a source: Vilnius is one clear link from it
+    assert not based["depot"][SIDE.POLISH, k] and based["source_dist"][SIDE.POLISH, k] != 0
+    taken = supply_pipeline(m, p.block(SIDE.POLISH, "kaunas").arrays(), consts)  # an enemy block stands in it
+    assert not taken["depot"][SIDE.SOVIET, k] and taken["source_dist"][SIDE.SOVIET, k] != 0  # not a source
+    assert not taken["in_supply"][0]
 
 
 def test_soe_8_1_polotsk_garrison(game_map):

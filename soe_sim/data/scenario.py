@@ -67,7 +67,7 @@ OBJECTIVE_WHEN = ["end"]
 SPECIAL_RULE_COMMON_KEYS = ["kind", "id", "text"]
 SPECIAL_RULE_KEYS = {
     "arrival_check": ["side", "thresholds", "area", "blocks"],
-    "neutral_nation": ["nation", "side", "max_distance_from", "max_distance"],
+    "neutral_nation": ["nation", "side", "max_distance_from", "max_distance", "supply_base"],
     "no_leaders": [],
     "no_reinforcement_phase": [],
     "front_restriction": ["nation", "front"],
@@ -559,6 +559,11 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
                 c.area(where, "max_distance_from", r["max_distance_from"])
             if "max_distance" in r:
                 c.int_(where, "max_distance", r["max_distance"], lo=0, hi=1000)
+            if "supply_base" in r:  # EatS II.3: Kaunas, a supply base of the side the nation joins (G16)
+                c.area(where, "supply_base", r["supply_base"])
+                if "side" not in r:
+                    c.add(where, "side", None, "missing required key (`supply_base` is a supply base of the side "
+                          "the nation joins: name it with `side`)")
             for have, miss in (("max_distance", "max_distance_from"), ("max_distance_from", "max_distance")):
                 if have in r and miss not in r:
                     c.add(where, miss, None, f"missing required key (`{have}` limits the nation's moves only "

@@ -324,7 +324,7 @@ def clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, easte
 
 
 @njit(cache=True, _nrt=True)
-def supply_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy,
+def supply_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city, enemy,
                      out_source_dist, out_depot):
     """Supply depots of both sides (SoE 1.31, 1.3, 1.4).
 
@@ -334,11 +334,15 @@ def supply_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_sou
     enemy blocks or garrisons; neutral areas are passable, E4) to a supply source of ``s``: Warsaw
     (``supply_source == POLISH``) for the Poles, an Eastern Link (or ``supply_source == SOVIET``)
     for the Soviets. Neutral key cities are never depots (SoE 1.3). Eastern Links are always Soviet
-    depots (E3).
+    depots (E3). A supply base of ``s`` (``supply_base == s``: Kaunas once Lithuania has joined the
+    Soviets, EatS II.3 "Kaunas ... is a supply base for Soviet units"; docs/rules.md G16) is both a
+    supply source and a depot of ``s`` while no enemy block stands in it.
 
     Parameters
     ----------
     adj_indptr, adj_indices, adj_bits, eastern_link, supply_source : map arrays
+    supply_base : (n_areas,) int8 — ``GameState.supply_base``: the side whose supply base the area is
+        in this game, ``-1`` none
     key_city : (n_areas,) bool — areas that can hold a garrison (``GameMap.garrison``; SoE 1.3, 3.0)
     enemy : (2, n_areas) bool — from :func:`enemy_presence_nb` (``enemy[1 - s]`` is the presence of ``s``)
     out_source_dist : (2, n_areas) int — clear-path distance to the side's supply source
@@ -346,24 +350,26 @@ def supply_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_sou
     out_depot : (2, n_areas) bool
     """
     n = key_city.shape[0]
-    supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy,
-                          out_source_dist, out_depot, np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int32))
+    supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city,
+                          enemy, out_source_dist, out_depot, np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int32))
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy,
-                          out_source_dist, out_depot, seeds, queue):
+def supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city,
+                          enemy, out_source_dist, out_depot, seeds, queue):
     """:func:`supply_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
     (n_areas,) int32."""
     n = key_city.shape[0]
     for s in range(2):
         for i in range(n):
-            seeds[i] = supply_source[i] == s or (s == SIDE.SOVIET and eastern_link[i])
+            seeds[i] = supply_source[i] == s or supply_base[i] == s or (s == SIDE.SOVIET and eastern_link[i])
         clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, -1, out_source_dist[s],
                           queue)
         for i in range(n):
             if s == SIDE.SOVIET and eastern_link[i]:
                 out_depot[s, i] = True
+            elif supply_base[i] == s:  # EatS II.3 (G16): a base is a depot while no enemy block is in it
+                out_depot[s, i] = not enemy[s, i]
             else:
                 # SoE 1.3: s controls a key city its garrison and/or blocks occupy (enemy[1 - s]: the presence
                 # of s), at once, not only when control_nb records it at the end of the phase
@@ -408,30 +414,32 @@ def block_supply_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot,
 
 
 @njit(cache=True, _nrt=True)
-def side_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy, side,
+def side_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city, enemy, side,
                    out_source_dist_row, out_depot_row, out_depot_dist_row):
     """Row ``side`` of :func:`supply_depots_nb` (``out_source_dist``, ``out_depot``) and of
     :func:`block_supply_nb` (``out_depot_dist``), without the other side's rows (same results)."""
     n = key_city.shape[0]
-    side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy, side,
-                        out_source_dist_row, out_depot_row, out_depot_dist_row, np.zeros(n, dtype=np.bool_),
+    side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city, enemy,
+                        side, out_source_dist_row, out_depot_row, out_depot_dist_row, np.zeros(n, dtype=np.bool_),
                         np.empty(n, dtype=np.int32))
 
 
 @njit(cache=True, _nrt=False)
-def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, key_city, enemy, side,
-                        out_source_dist_row, out_depot_row, out_depot_dist_row, seeds, queue):
+def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city, enemy,
+                        side, out_source_dist_row, out_depot_row, out_depot_dist_row, seeds, queue):
     """:func:`side_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
     (n_areas,) int32."""
     n = key_city.shape[0]
     s = side
     for i in range(n):
-        seeds[i] = supply_source[i] == s or (s == SIDE.SOVIET and eastern_link[i])
+        seeds[i] = supply_source[i] == s or supply_base[i] == s or (s == SIDE.SOVIET and eastern_link[i])
     clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, -1, out_source_dist_row,
                       queue)
     for i in range(n):
         if s == SIDE.SOVIET and eastern_link[i]:
             out_depot_row[i] = True
+        elif supply_base[i] == s:  # EatS II.3, as above
+            out_depot_row[i] = not enemy[s, i]
         else:
             out_depot_row[i] = (key_city[i] and enemy[1 - s, i] and not enemy[s, i]  # SoE 1.3, as above
                                 and out_source_dist_row[i] >= 0)
@@ -916,7 +924,7 @@ def check_supply(state, game_map, consts, apply=True) -> dict:
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     source_dist = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
                      enemy, source_dist, depot)
     depot_dist = np.empty((2, n), dtype=np.int32)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,

@@ -143,7 +143,11 @@ class GameState(NamedTuple):
     blocks that are not reinforcements).
 
     Per area (``n_areas``, map order): ``garrison_side`` int8 (``-1`` none; SoE 3.0) ·
-    ``control`` int8 (``-1`` neutral; SoE 1.3, see :func:`initial_control`).
+    ``control`` int8 (``-1`` neutral; SoE 1.3, see :func:`initial_control`) · ``supply_base`` int8
+    the side whose supply base the area has become in this game (``-1`` none, the state at the
+    start): a supply source that is also that side's depot while no enemy block is in it — Kaunas
+    once Lithuania joins the Soviets (special rule ``neutral_nation`` ``supply_base``, EatS II.3;
+    docs/rules.md G16). The map's fixed sources (Warsaw, the Eastern Links) are ``GameMap`` data.
 
     Track sheet (SoE 3.3): ``round`` int16 (1,) · ``phase`` int8 (1,) · ``end`` int16 (2,) last
     ``(round, phase)`` played · ``vp`` int16 (1,) signed VP track (SoE 7.8) ·
@@ -181,6 +185,7 @@ class GameState(NamedTuple):
     initiative_side: np.ndarray
     initiative_level: np.ndarray
     cubes: np.ndarray
+    supply_base: np.ndarray
 
     # -- helpers (plain Python; numba only sees the array fields) ---------------------------------
     @property
@@ -408,4 +413,5 @@ def new_game(scenario, game_map, roster, rules) -> GameState:
         initiative_side=ini_side,
         initiative_level=ini_level,
         cubes=cubes,
+        supply_base=np.full(control.shape[0], NO_SIDE, dtype=np.int8),  # set when a nation joins (G16)
     )

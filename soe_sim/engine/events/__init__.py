@@ -305,7 +305,7 @@ def add_events_area(state: GameState, roster, block_ids) -> GameState:
     fields["block_arrive_sp"] = col("block_arrive_sp", None, max_sp)
     fields["block_arrive_condition"] = col("block_arrive_condition", None, lambda r: -1)
     for k in ("garrison_side", "control", "round", "phase", "end", "vp", "initiative_side", "initiative_level",
-              "cubes"):
+              "cubes", "supply_base"):
         fields[k] = np.array(fields[k], copy=True)
     return GameState(**fields)
 

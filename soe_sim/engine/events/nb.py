@@ -332,7 +332,7 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
         supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                         map_arrays.supply_source, map_arrays.garrison, enemy, src, depot)
+                         map_arrays.supply_source, state.supply_base, map_arrays.garrison, enemy, src, depot)
         for a in range(n_areas):
             if not depot[side, a] or enemy[side, a] or (only >= 0 and a != only):
                 continue

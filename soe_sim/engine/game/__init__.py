@@ -152,7 +152,7 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
     ``load_blocks()``, ``decks`` to the built-in decks)."""
     from soe_sim.engine.events import event_table
     from soe_sim.engine.leaders import leader_table
-    from soe_sim.engine.reinforce import nation_rules
+    from soe_sim.engine.reinforce import nation_rules, nation_supply_bases
 
     ai = game_map.area_index
     n_areas = game_map.n_areas
@@ -191,6 +191,7 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
                 ac.append((ri, s, int(t["round"]), ph, int(t.get("min_modifier", 0))))
     ac = np.array(ac, dtype=np.int64).reshape(-1, 5)
     active, area_ok = nation_rules(game_map, scenario)
+    supply_base, supply_side = nation_supply_bases(game_map, scenario)
     # G15, G16: where a nation's blocks may move, retreat or withdraw: a neutral nation's max_distance
     # from max_distance_from, a front_restriction's front (the same areas as for building, RF6)
     move_ok = area_ok.copy()
@@ -224,6 +225,7 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
         nation_move_ok=move_ok, **intern, etable=event_table(state, roster, rules, decks=decks, game_map=game_map),
         leaders=leader_table(state, roster, rules, scenario),  # SoE 9.0 (rule leaders.abilities)
         klintsy=int(ai.get("klintsy", -1)),
+        nation_supply_base=supply_base, nation_supply_side=supply_side,
     )
 
 

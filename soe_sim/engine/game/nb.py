@@ -362,7 +362,10 @@ class GameConfig(NamedTuple):
     each game plays on its own copy, which an ``activate_nation`` event changes) and
     ``nation_area_ok`` (n_nations, n_areas) bool (reinforce.nation_rules); ``nation_move_ok``
     (n_nations, n_areas) bool: where a nation's blocks may move (``neutral_nation`` ``max_distance``,
-    G15, G16: ``neutral_nation`` ``max_distance`` and ``front_restriction``); ``kaunas`` area or -1.
+    G15, G16: ``neutral_nation`` ``max_distance`` and ``front_restriction``); ``kaunas`` area or -1;
+    ``nation_supply_base`` / ``nation_supply_side`` (n_nations,) int64: the area that becomes a supply
+    base of that side once the nation is active (``neutral_nation`` ``supply_base``, EatS II.3: Kaunas
+    for the Soviets; G16), ``-1`` none.
     ``etable``: the :class:`~soe_sim.engine.events.EventTable` of the scenario's block universe
     (card events, G3). ``klintsy``: the Klintsy area or -1 (SoE 10.2 rivalry in 3–4 player
     scenarios, ``two_front``).
@@ -411,6 +414,8 @@ class GameConfig(NamedTuple):
     etable: object  # soe_sim.engine.events.EventTable
     leaders: np.ndarray  # SoE 9.0 leader table (soe_sim.engine.leaders.leader_table)
     klintsy: int
+    nation_supply_base: np.ndarray
+    nation_supply_side: np.ndarray
     log_detail: bool = False  # also log the detail events (BATTLE_PREP, BATTLE_DECK, POSITION, AREA_STATE)
 
 
@@ -796,7 +801,8 @@ def update_access_nb(state, cfg, ew):
     neutral army, nobody stands beside it), and, in a scenario that keeps Lithuania neutral, Kaunas
     ("cannot be seized by either side"): closed to the Poles always, to the Soviets until Lithuania
     joins them. ``ew.nation_ok[nat, a]``: ``cfg.nation_move_ok`` (``max_distance``,
-    ``front_restriction``) and not closed to the nation's side."""
+    ``front_restriction``) and not closed to the nation's side. An active nation's supply base
+    (``cfg.nation_supply_base``) becomes its side's in ``state.supply_base`` (EatS II.3, G16)."""
     n_areas = state.control.shape[0]
     closed = ew.closed
     closed[:, :] = False
@@ -817,6 +823,9 @@ def update_access_nb(state, cfg, ew):
         s = nation_side[nat]
         for a in range(n_areas):
             ew.nation_ok[nat, a] = cfg.nation_move_ok[nat, a] and (s < 0 or not closed[s, a])
+        base = cfg.nation_supply_base[nat]
+        if base >= 0 and ew.active[nat]:  # EatS II.3: "Kaunas ... is a supply base for Soviet units" (G16)
+            state.supply_base[base] = cfg.nation_supply_side[nat]
 
 
 @njit(cache=True, _nrt=False)
@@ -950,7 +959,7 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
         return
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
                       scratch_blocks, scratch_enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
                      scratch_enemy, scratch_src, scratch_depot)
     nbk = state.block_side.shape[0]
     out = np.empty(nbk, dtype=np.int64)
@@ -1913,7 +1922,7 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     (E14, G15; ``hidden`` is scratch)."""
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
                      enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                     state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
@@ -1970,7 +1979,7 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
             #           scratch computed below is not read after this function)
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
-        supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+        supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
                          enemy, src, depot)
         block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
@@ -2089,7 +2098,7 @@ def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, wai
     for the Reinforcement Phase (EatS II.4.2, XI.2, round example combat 1)."""
     n_areas = state.control.shape[0]
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
                      enemy, src, depot)
     want = np.ones((2, n_areas), dtype=np.bool_)
     for i in range(n_areas):
@@ -2208,7 +2217,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     hidden = np.zeros(nbk, dtype=np.bool_)
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
                      enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                     state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
@@ -2903,6 +2912,7 @@ def copy_state_into_nb(src, dst):
     _copy_array_nb(src.initiative_side, dst.initiative_side)
     _copy_array_nb(src.initiative_level, dst.initiative_level)
     _copy_array_nb(src.cubes, dst.cubes)
+    _copy_array_nb(src.supply_base, dst.supply_base)
 
 
 @njit(cache=True, _nrt=False)

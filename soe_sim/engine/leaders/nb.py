@@ -438,7 +438,7 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
             depot_row = scr.depot_row
             depot_row[:] = False
             dd = scr.depot_dist
-            side_depots_into_nb(ip, ix, m.adj_bits, el, m.supply_source, m.garrison, enemy, side,
+            side_depots_into_nb(ip, ix, m.adj_bits, el, m.supply_source, state.supply_base, m.garrison, enemy, side,
                                 src_row, depot_row, dd, scr.seeds, scr.queue)
             for a in range(n):
                 if rail_n[a] == 0 or not rel[a]:

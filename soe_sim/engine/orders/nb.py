@@ -600,7 +600,7 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
     has_rail[:] = False
     if any_sup and orules.rail_max_areas >= 1:
         dd = tabs.depot_dist_row
-        side_depots_into_nb(ip, ix, map_arrays.adj_bits, el, map_arrays.supply_source, map_arrays.garrison,
+        side_depots_into_nb(ip, ix, map_arrays.adj_bits, el, map_arrays.supply_source, state.supply_base, map_arrays.garrison,
                             enemy, side, tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
         for r in range(nf):
             a = fareas[r]
@@ -1422,7 +1422,7 @@ def _withdraw_targets_nb(state, map_arrays, orules, s, a, m, ws):
     presence_nb(state, cnt, enemy)
     goal = ws.goal  # the friendly supply depots
     side_depots_into_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                        map_arrays.supply_source, map_arrays.garrison, enemy, s, ws.src_row, goal,
+                        map_arrays.supply_source, state.supply_base, map_arrays.garrison, enemy, s, ws.src_row, goal,
                         ws.depot_dist_row, ws.seeds, ws.queue)
     eb = ws.eb
     edge_blocked_nb(state, map_arrays, s, cnt, eb)
@@ -1793,7 +1793,7 @@ def _rail_dist_nb(state, map_arrays, orules, side, start, out_dist):
     depot_row = np.zeros(n, dtype=np.bool_)
     depot_dist_row = np.empty(n, dtype=np.int32)
     side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                   map_arrays.supply_source, map_arrays.garrison, enemy, side, src_row, depot_row,
+                   map_arrays.supply_source, state.supply_base, map_arrays.garrison, enemy, side, src_row, depot_row,
                    depot_dist_row)
     reachable_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_kind, np.zeros(0, dtype=np.bool_),
                  map_arrays.eastern_link, enemy[side], side, start, orules.rail_max_areas, True, depot_dist_row,
@@ -1817,7 +1817,7 @@ def _rail_battle_dests_nb(state, map_arrays, orules, side, dist, out):
     depot_row = np.zeros(n, dtype=np.bool_)
     depot_dist_row = np.empty(n, dtype=np.int32)
     side_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                   map_arrays.supply_source, map_arrays.garrison, enemy, side, src_row, depot_row,
+                   map_arrays.supply_source, state.supply_base, map_arrays.garrison, enemy, side, src_row, depot_row,
                    depot_dist_row)
     held = np.zeros(n, dtype=np.bool_)
     for b in range(state.block_side.shape[0]):

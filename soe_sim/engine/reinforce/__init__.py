@@ -74,6 +74,7 @@ __all__ = [
     "legal_combines",
     "legal_strengthen",
     "nation_rules",
+    "nation_supply_bases",
     "reinforce_constants",
     "replace_garrisons",
     "saved_pool",
@@ -192,6 +193,21 @@ def nation_rules(game_map, scenario=None, active_nations=()) -> tuple[np.ndarray
     return active, area_ok
 
 
+def nation_supply_bases(game_map, scenario=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(area, side)`` (n_nations,) int64: the supply base a ``neutral_nation`` rule's ``supply_base``
+    names (``-1`` none) and the side it serves once the nation is active (the rule's ``side``). EatS
+    II.3: after "Alliance with Lithuania", "Kaunas ... is a supply base for Soviet units" (G16)."""
+    area = np.full(N_NATIONS, -1, dtype=np.int64)
+    side = np.full(N_NATIONS, -1, dtype=np.int64)
+    for r in (scenario.special_rules if scenario is not None else []):
+        if r.get("kind") != "neutral_nation" or not r.get("supply_base"):
+            continue
+        nat = int(Nation.from_slug(r["nation"]))  # validated by the scenario loader
+        area[nat] = game_map.area_index[r["supply_base"]]
+        side[nat] = int(Side.from_slug(r["side"]))
+    return area, side
+
+
 def begin_reinforcement_phase(state, game_map, rules, scenario=None, active_nations=()) -> ReinforceContext:
     """Compute the phase's fixed arrays (RF4): presence, depots, block supply (written to
     ``state.block_in_supply``, SoE 7.7), front lines (8.31), nation rules (RF6), empty trackers."""
@@ -237,7 +253,7 @@ def arrive_reinforcements(state, game_map, rules, condition_met=None) -> np.ndar
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     src = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, m.garrison,
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
                      enemy, src, depot)
     if condition_met is None:
         condition_met = np.zeros(0, dtype=np.bool_)
