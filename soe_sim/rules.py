@@ -49,6 +49,9 @@ class CombatRules(NamedTuple):
     garrison_first_loss_only_if_defender_loses: bool  # EatS II.4.2 (SoE 3.0: always first)
     rail_moved_strength_zero: bool  # EatS II.4.1 Railway transport (SoE: rail moves after battles)
     choose_after_draw: bool  # EatS IX.3 item 2: combat card chosen after the draw (SoE 7.41.2: before, R10)
+    # how many blocks a battle can hold (the odds calculator's spec checks; the engine enforces them on the map)
+    max_blocks: int  # stacking.max_blocks: blocks an area holds at the end of a phase (SoE 1.0, 7.33)
+    max_blocks_per_link: int  # movement.max_blocks_per_link: blocks crossing one link into a battle (SoE 7.33)
 
 
 def _read_toml(path: Path) -> dict:
@@ -330,6 +333,8 @@ class Rules:
             garrison_first_loss_only_if_defender_loses=bool(c["garrison_first_loss_only_if_defender_loses"]),
             rail_moved_strength_zero=bool(c["rail_moved_strength_zero"]),
             choose_after_draw=bool(c["choose_after_draw"]),
+            max_blocks=int(self.values["stacking"]["max_blocks"]),
+            max_blocks_per_link=int(self.values["movement"]["max_blocks_per_link"]),
         )
 
     def __repr__(self) -> str:

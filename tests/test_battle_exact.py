@@ -47,7 +47,7 @@ def battles(draw):
     def_card = draw(st.one_of(st.just(CardChoice()), st.sampled_from([CardChoice(int(v)) for v in def_deck.values])))
     battle = Battle(
         tuple(tuple(g) for g in directions), tuple(defenders),
-        support_directions=draw(st.integers(0, 2)), garrison=garrison, defend=draw(st.booleans()),
+        support_directions=draw(st.integers(0, min(2, len(defenders)))), garrison=garrison, defend=draw(st.booleans()),
         fortified=draw(st.booleans()), withdraw=withdraw,
         attacker_side=draw(st.sampled_from(["polish", "soviet"])),
         attacker_card=att_card, defender_card=def_card,

@@ -103,8 +103,11 @@ CASES = [
     ("card-modifier-too-large", "cards/polish.csv", "\n1,Card 1,2,1,", "\n1,Card 1,2,100000,",
      ("cards/polish.csv", "combat_modifier", 100000, "out of range; expected an integer 0..20", None)),
     ("card-effect-too-large", "cards/polish.csv", "enemy_extra_loss:1", "enemy_extra_loss:99999999999999999999",
-     ("cards/polish.csv", "effect", "enemy_extra_loss:99999999999999999999", "out of range; expected -100..100",
+     ("cards/polish.csv", "effect", "enemy_extra_loss:99999999999999999999", "out of range; expected 0..20",
       None)),
+    # a battle card's effect ranges like a card's printed values; SP, flanks and cards never go negative
+    ("card-battle-effect-negative", "cards/polish.csv", "enemy_extra_loss:1", "enemy_extra_loss:-1",
+     ("cards/polish.csv", "effect", "enemy_extra_loss:-1", "out of range; expected 0..20", None)),
     ("scenario-vp-too-large", SCEN, '[vp]\nside = "polish"\nvalue = 1', '[vp]\nside = "polish"\nvalue = 1000000',
      (SCEN, "value", 1000000, "out of range; expected 0..100", None)),
     ("objective-vp-too-large", SCEN, 'area = "warsaw"\nvp = 1', 'area = "warsaw"\nvp = 99999999999999999999',

@@ -110,6 +110,16 @@ def test_plot_file(tmp_path, capsys):
         (["--attacker", "4i", "--defender", "3i", "--attacker-battle-card", "11"], "Defender only"),
         (["--attacker", "4i", "--defender", "3i", "--attacker-battle-card", "negate_flank:1;defender_only:1"],
          "Defender only"),
+        # audit I D11: values no battle can have
+        (["--attacker", "4i", "--defender", "3i", "--support", "99"], "support from 99 direction(s)"),
+        (["--attacker", "4i", "--defender", "3i,2i", "--support", "3"], "2 given"),
+        (["--attacker", "4i", "--defender", "3i", "--attacker-battle-card", "enemy_extra_loss:99"],
+         "expected 0..20"),
+        (["--attacker", "4i", "--defender", "3i", "--attacker-battle-card", "combat_value:-50"], "expected -20..20"),
+        (["--attacker", "4i", "--defender", "3i", "--defender-battle-card", "own_loss_reduction:-1"],
+         "expected 0..20"),
+        (["--attacker", "4i,4i,4i,4i,3i", "--defender", "3i"], "5 blocks attack along one link"),  # SoE 7.33
+        (["--attacker", "4i", "--defender", "1i,1i,1i,1i,1i"], "5 defending blocks"),
     ],
 )
 def test_bad_input_one_line_exit_2(capsys, args, needle):
@@ -121,6 +131,14 @@ def test_bad_input_one_line_exit_2(capsys, args, needle):
     assert lines[0].startswith("error: ")
     assert needle in lines[0]
     assert "Traceback" not in captured.err
+
+
+def test_largest_battles_the_rules_allow(capsys):
+    """SoE 7.33: four blocks along each link, and an area of four blocks joined by four supporting blocks
+    per direction, are legal battles (the limits of audit I D11 reject only what the rules forbid)."""
+    out = run_json(capsys, "odds", "--attacker", "4i,4i,4i,4i/4c,4c,4c,4c", "--defender", "1i,1i,1i,1i/1i,1i,1i,1i",
+                   "--support", "1")
+    assert 0 < out["attacker_win"] < 1
 
 
 def test_console_script_no_traceback():

@@ -81,6 +81,21 @@ def prepare(battle: Battle, rules: CombatRules) -> np.ndarray:
         raise SoeInputError(Problem("--initiative", "", "", f"{battle.initiative_holder}:{battle.initiative_level}",
                                     f"level must be at most {rules.initiative_max_level} (the initiative track, "
                                     f"rules initiative.max_level)"))
+    problems = []
+    for i, group in enumerate(battle.attacker):  # SoE 7.33: at most N blocks cross one link into a battle
+        if len(group) > rules.max_blocks_per_link:
+            problems.append(Problem("--attacker", "", f"direction {i + 1}", battle.attacker_spec().split("/")[i],
+                                    f"{len(group)} blocks attack along one link; at most {rules.max_blocks_per_link} "
+                                    f"may cross a link into a battle (rules movement.max_blocks_per_link, SoE 7.33)",
+                                    "split them with `/` into several directions"))
+    most = rules.max_blocks + battle.support_directions * rules.max_blocks_per_link
+    if len(battle.defender) > most:
+        problems.append(Problem("--defender", "", "", battle.defender_spec(),
+                                f"{len(battle.defender)} defending blocks; an area holds at most {rules.max_blocks} "
+                                f"(rules stacking.max_blocks, SoE 7.33) plus {rules.max_blocks_per_link} per supporting "
+                                f"direction ({battle.support_directions} given)"))
+    if problems:
+        raise SoeInputError(problems)
     a = battle.arrays
     out = np.empty(nb.N_PREP, dtype=np.int64)
     nb.prepare_battle_nb(

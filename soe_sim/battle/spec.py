@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from soe_sim.battle import nb
-from soe_sim.data.cards import BATTLE_LIMIT_KEYS
+from soe_sim.data.cards import BATTLE_LIMIT_KEYS, effect_value_range
 from soe_sim.data.enums import Arm
 from soe_sim.errors import Problem, SoeInputError
 
@@ -124,6 +124,9 @@ class BattleCard:
                 raise SoeInputError(
                     Problem(source, name, "effect", item, "effect value must be an integer")
                 ) from None
+            lo, hi = effect_value_range(key)  # the card files' range (soe_sim.data.cards)
+            if not lo <= values[key] <= hi:
+                raise SoeInputError(Problem(source, name, "effect", item, f"'{key}' out of range; expected {lo}..{hi}"))
         return cls(name=name or effect, **values, **limits)
 
     def check_role(self, attacker: bool, option: str) -> None:
@@ -344,6 +347,10 @@ class Battle:
             problems.append(Problem("--initiative", "", "", self.initiative_level, "level must be ≥ 1 (SoE 6.1: no 0 on the track)"))
         if self.support_directions < 0:
             problems.append(Problem("--support", "", "", self.support_directions, "must be ≥ 0"))
+        elif self.support_directions > len(self.defender):  # SoE 7.34: supporting blocks are defenders
+            problems.append(Problem("--support", "", "", self.support_directions,
+                                    f"support from {self.support_directions} direction(s) needs at least as many "
+                                    f"defending blocks ({len(self.defender)} given): the supporting blocks defend too"))
         if problems:
             raise SoeInputError(problems)
 

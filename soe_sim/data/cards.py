@@ -14,7 +14,8 @@ from soe_sim.data._rules import rule
 from soe_sim.data.enums import CardFront, EventKind, Nation, Side
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
-__all__ = ["BATTLE_LIMIT_KEYS", "EFFECT_KEYS", "load_cards", "parse_effect", "card_schema", "deck_override"]
+__all__ = ["BATTLE_LIMIT_KEYS", "EFFECT_KEYS", "NON_NEGATIVE_EFFECT_KEYS", "effect_value_range", "load_cards",
+           "parse_effect", "card_schema", "deck_override"]
 
 # Decks that replace the built-in ones inside a `deck_override` block (a rule variant's changed decks,
 # soe_sim.design.variant). A context variable: other threads and tasks keep the built-in decks.
@@ -65,6 +66,10 @@ EFFECT_KEYS: dict[str, str] = {
 }
 # battle-card keys that limit when the card may be played (its text; docs/rules.md E-C11), not what it does
 BATTLE_LIMIT_KEYS = ("attacker_only", "defender_only", "rail_line")
+# battle-card effects counted in SP, flanks or cards (SoE 7.41.1): a negative value has no meaning
+# (only combat_value may lower a side's own combat value)
+NON_NEGATIVE_EFFECT_KEYS = ("enemy_extra_loss", "own_loss_reduction", "negate_flank", "cancel_fortification",
+                            "cancel_enemy_battle_card")
 _CONDITION_RE = re.compile(r"^[a-z0-9]+([_-][a-z0-9]+)*$")
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
@@ -92,6 +97,17 @@ def card_schema(deck_size: int = 55) -> list[Col]:
         Col("text", "str"),
         Col("source", "str"),
     ]
+
+
+def effect_value_range(key: str) -> tuple[int, int]:
+    """The allowed values of an integer effect key. A battle card's effect (SoE 7.41.1) is bounded like a
+    card's printed values: ``0..CARD_VALUE_MAX`` for the keys of :data:`NON_NEGATIVE_EFFECT_KEYS`,
+    ``-CARD_VALUE_MAX..CARD_VALUE_MAX`` for ``combat_value``; every other key ``-EFFECT_VALUE_MAX..EFFECT_VALUE_MAX``."""
+    if key in NON_NEGATIVE_EFFECT_KEYS:
+        return 0, CARD_VALUE_MAX
+    if key == "combat_value":
+        return -CARD_VALUE_MAX, CARD_VALUE_MAX
+    return -EFFECT_VALUE_MAX, EFFECT_VALUE_MAX
 
 
 def parse_effect(code: str, *, file: str = "", entry: str = "", problems: Problems | None = None,
@@ -123,9 +139,9 @@ def parse_effect(code: str, *, file: str = "", entry: str = "", problems: Proble
             if not _INT_RE.match(value):
                 problems.add(file, entry, "effect", item, f"'{key}' needs an integer value")
                 continue
-            if abs(int(value)) > EFFECT_VALUE_MAX:
-                problems.add(file, entry, "effect", item,
-                             f"'{key}' out of range; expected -{EFFECT_VALUE_MAX}..{EFFECT_VALUE_MAX}")
+            lo, hi = effect_value_range(key)
+            if not lo <= int(value) <= hi:
+                problems.add(file, entry, "effect", item, f"'{key}' out of range; expected {lo}..{hi}")
                 continue
             out[key] = int(value)
         elif kind == "nation":
