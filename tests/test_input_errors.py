@@ -670,6 +670,8 @@ def test_a_study_is_not_written_into_another_commands_output(tmp_path, capsys, m
     (["tune", "-k", "rules.combat.flank_penalty=0:3:5"], "expected NAME or NAME=LOW:HIGH"),
     (["simulate", "--polish", "balanced", "--polish-param", "attack_threshold=0.5", "--polish-param",
       "attack_threshold=0.7"], "parameter 'attack_threshold' given twice"),
+    (["simulate", "--polish", "balanced", "--polish-param", "attack_threshold=0.9", "--polish-param",
+      "ATTACK_THRESHOLD=0.1"], "parameter 'attack_threshold' given twice"),  # audit K9: keys read lower-case
 ])
 def test_options_given_twice_or_with_ignored_parts(capsys, monkeypatch, cmd, needle):
     # audit I D11: tune -k A -k B tuned only B, tune ignored :POINTS, a repeated --polish-param: the last won

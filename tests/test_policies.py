@@ -27,6 +27,7 @@ from soe_sim.engine.game import (
     resolve_policy,
 )
 from soe_sim.engine.game import policies as pol
+from soe_sim.engine.orders import OrderType
 from soe_sim.errors import SoeInputError
 
 SEED = 20240611
@@ -201,6 +202,53 @@ def test_python_policy_matches_the_numba_policy():
         a = play_game(sc, seed, polish="balanced", soviet="aggressive")
         b = play_game(sc, seed, polish=JitPolicy("balanced"), soviet="aggressive")
         assert a.log.n == b.log.n and np.array_equal(a.log.used(), b.log.used())
+
+
+@pytest.mark.parametrize("override", [{"unknown_sp": 0}, {"unknown_sp": 8}, {"omniscient": 1}, {"cubes_weight": 3}])
+def test_python_policy_matches_the_numba_policy_with_feature_parameters(override):
+    """Audit K3: the parameters that shape the options' features (``unknown_sp``, ``omniscient``,
+    ``cubes_weight``) reach the game through JitPolicy too, so it still plays the numba policy's games."""
+    for sc, seeds in (("tutorial", range(4)), ("kiev-offensive", range(1))):
+        for seed in seeds:
+            a = play_game(sc, seed, polish=("balanced", override), soviet="aggressive")
+            b = play_game(sc, seed, polish=JitPolicy("balanced", override), soviet="aggressive")
+            assert a.log.n == b.log.n and np.array_equal(a.log.used(), b.log.used()), (sc, seed)
+
+
+class _MoveOutTargets(JitPolicy):
+    """balanced, checking each ORDER decision's Move Out rows: a row without a winnable attack
+    (``p_win`` 0) names as ``target_vp`` only an undefended enemy-controlled neighbour's VP."""
+
+    def __init__(self):
+        super().__init__("balanced")
+        self.beside_hopeless = 0  # Move Out rows with p_win 0 beside a defended enemy area worth VP
+
+    def choose(self, decision, options, view):
+        if decision == Decision.ORDER:
+            st, m = view.state, view.setup.game_map
+            enemy = 1 - view.side
+            on = st.block_status == 0
+            kinds = (int(OrderType.MOVE_OUT), int(OrderType.FORCED_MARCH_OUT))
+            rows = options[options["type"].isin(kinds) & (options["p_win"] == 0)]
+            for a, target_vp in zip(rows["area"].astype(int), rows["target_vp"]):
+                near = m.adj_indices[m.adj_indptr[a]:m.adj_indptr[a + 1]]
+                defended = [v for v in near if st.garrison_side[v] == enemy
+                            or (on & (st.block_side == enemy) & (st.block_area == v)).any()]
+                undefended = [v for v in near if st.control[v] == enemy and v not in defended]
+                self.beside_hopeless += any(m.vp[v] > 0 for v in defended)
+                if target_vp > 0:
+                    assert target_vp in {float(m.vp[v]) for v in undefended}, (m.ids[a], target_vp)
+        return super().choose(decision, options, view)
+
+
+def test_move_out_scores_no_hopeless_attack_as_a_capture():
+    """Audit K1: a Move Out whose only enemy neighbour is defended and unbeatable (exact p_win 0) used to
+    take that neighbour's VP as an undefended capture's and score positively (docs/policies.md: the
+    capture score is for "an undefended enemy area")."""
+    policy = _MoveOutTargets()
+    for seed in range(3):
+        play_game("kiev-offensive", seed, polish=policy, soviet="balanced")
+    assert policy.beside_hopeless > 0  # the case arose (the check itself is in choose)
 
 
 class _Recorder:

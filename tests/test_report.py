@@ -84,8 +84,9 @@ def test_balance_metrics_on_a_known_table():
     assert m["drawishness"] == pytest.approx(0.1)
     lo, hi = wilson_interval(6, 10)
     assert m["polish_win_ci"] == [pytest.approx(float(lo)), pytest.approx(float(hi))]
-    # the difference's normal interval: var = (p + s - d^2) / n
-    h = 1.959963984540054 * math.sqrt((0.6 + 0.3 - 0.09) / 10)
+    # with a draw: the normal interval of the difference on counts with one game added to each result
+    qp, qs = 7 / 13, 4 / 13
+    h = 1.959963984540054 * math.sqrt((qp + qs - (qp - qs) ** 2) / 13)
     assert m["side_advantage_ci"] == [pytest.approx(0.3 - h), pytest.approx(0.3 + h)]
     assert m["balance_ci"][1] == 1.0  # the difference's interval contains 0
     assert m["favoured"] == ""
@@ -96,6 +97,12 @@ def test_balance_metrics_on_a_known_table():
     m2 = balance_metrics(_games(["soviet"] * 95 + ["polish"] * 5))
     assert m2["favoured"] == "soviet" and m2["balance"] == pytest.approx(0.1)
     assert m2["side_advantage"] == pytest.approx(-0.9)
+    # without draws: 2·P(Polish) − 1 through the Wilson interval of P(Polish); never a point (audit J F4)
+    lo, hi = wilson_interval(5, 100)
+    assert m2["side_advantage_ci"] == [pytest.approx(2 * lo - 1), pytest.approx(2 * hi - 1)]
+    m3 = balance_metrics(_games(["soviet"] * 30))
+    assert m3["side_advantage_ci"][0] == -1.0 and m3["side_advantage_ci"][1] > -0.9
+    assert m3["balance_ci"][0] == 0.0 and m3["balance_ci"][1] > 0.1
 
 
 def test_lead_changes_and_decisiveness_from_trajectories():
@@ -283,3 +290,18 @@ def test_report_under_another_ruleset(tmp_path, capsys):
     assert games["vp"].tolist() == ref["vp"].tolist() and games["winner"].tolist() == ref["winner"].tolist()
     assert main(["report", "balance", "-s", SC, "-n", "4", "--ruleset", "eat", "--out", str(tmp_path / "x")]) == 2
     assert "did you mean `eats`" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_summary_names_the_commonest_end_of_each_key_city(report):
+    """Audit J F3: the summary sentence took the larger of the Polish and Soviet shares even when the
+    city ended neutral in most games ("Warsaw Polish in 0 %")."""
+    import dataclasses
+
+    from soe_sim.report import summary_lines
+
+    rep, _ = report
+    held = pd.DataFrame([{"city": "warsaw", "name": "Warsaw", "vp": 3, "polish": 0.0, "soviet": 0.0, "neutral": 1.0},
+                         {"city": "kiev", "name": "Kiev", "vp": 2, "polish": 0.05, "soviet": 0.23, "neutral": 0.72},
+                         {"city": "minsk", "name": "Minsk", "vp": 2, "polish": 0.6, "soviet": 0.3, "neutral": 0.1}])
+    (line,) = [x for x in summary_lines(dataclasses.replace(rep, held=held)) if x.startswith("At the end")]
+    assert "Warsaw neutral in" in line and "Kiev neutral in" in line and "Minsk Polish in" in line

@@ -354,6 +354,8 @@ def battle_odds(
     elif rules is not None:
         result.rules = "custom"  # CombatRules built in memory
     if mc:
+        if seed is None:  # a fresh seed, recorded with the estimate so that it can be replayed (audit J F6)
+            seed = int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
         result.mc = _mc_estimate(battle, mc, seed, decks, crules, threads, result)
     return result
 

@@ -202,11 +202,21 @@ def game_leads(games: pd.DataFrame, trajectories: pd.DataFrame | None) -> pd.Dat
 
 
 def _diff_interval(pp: float, ps: float, n: int) -> tuple[float, float]:
-    """Normal 95 % interval of P(Polish) − P(Soviet) from one multinomial sample of n games."""
+    """95 % interval of P(Polish) − P(Soviet) from one multinomial sample of n games.
+
+    Without draws the difference is 2·P(Polish) − 1, so the Wilson interval of P(Polish) maps onto it
+    (it does not collapse to a point when one side wins every game, audit J F4). With draws: the normal
+    interval of the difference, on counts with one game added to each of the three results (Agresti–Caffo
+    style) so that it keeps a width at the extremes."""
     if n <= 0:
         return -1.0, 1.0
+    kp, ks = round(pp * n), round(ps * n)
+    if kp + ks >= n:
+        lo, hi = win_interval(kp, n)
+        return max(-1.0, 2.0 * lo - 1.0), min(1.0, 2.0 * hi - 1.0)
     d = pp - ps
-    var = max(0.0, (pp + ps - d * d) / n)
+    qp, qs = (kp + 1) / (n + 3), (ks + 1) / (n + 3)
+    var = max(0.0, (qp + qs - (qp - qs) ** 2) / (n + 3))
     h = Z95 * math.sqrt(var)
     return max(-1.0, d - h), min(1.0, d + h)
 
@@ -740,8 +750,12 @@ def summary_lines(report: BalanceReport) -> list[str]:
         key = held[held.get("vp", pd.Series(2, index=held.index)) >= 2] if "vp" in held else held
         parts = []
         for r in key.itertuples(index=False):
-            s = "polish" if r.polish >= r.soviet else "soviet"
-            parts.append(f"{getattr(r, 'name', r.city)} {SIDE_NAMES[s]} in {_pct(getattr(r, s))}")
+            # the commonest end state, neutral included (audit J F3: "Warsaw Polish in 0 %" when it ended neutral)
+            shares = {"polish": r.polish, "soviet": r.soviet,
+                      "neutral": getattr(r, "neutral", max(0.0, 1.0 - r.polish - r.soviet))}
+            s = max(shares, key=shares.get)
+            who = "neutral" if s == "neutral" else SIDE_NAMES[s]
+            parts.append(f"{getattr(r, 'name', r.city)} {who} in {_pct(shares[s])}")
         if parts:
             lines.append("At the end the key cities are held: " + "; ".join(parts) + ".")
     return lines

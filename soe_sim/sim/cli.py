@@ -67,10 +67,11 @@ def _with_params(name: str, pairs, option: str):
         except ValueError:
             raise SoeInputError(Problem(option, "", "", item, "expected KEY=NUMBER",
                                         "e.g. --polish-param attack_threshold=0.6")) from None
-        if key.strip() in params:  # not "the last one wins" in silence
-            raise SoeInputError(Problem(option, "", "", item, f"parameter '{key.strip()}' given twice",
+        key = key.strip().lower()  # as resolve_policy reads it: ATTACK_THRESHOLD is attack_threshold
+        if key in params:  # not "the last one wins" in silence
+            raise SoeInputError(Problem(option, "", "", item, f"parameter '{key}' given twice",
                                         "give each parameter once"))
-        params[key.strip()] = number
+        params[key] = number
     return (name, params)
 
 

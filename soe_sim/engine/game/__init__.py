@@ -724,6 +724,16 @@ class JitPolicy:
         self.policy = resolve_policy((name, dict(params or {})))
         self._row = self.policy.row()
 
+    @property
+    def omniscient(self) -> bool:
+        """The ``omniscient`` parameter (the game then shows this side every block, docs/policies.md)."""
+        return bool(self._row[_pol.P_OMNISCIENT])
+
+    def params_row(self) -> np.ndarray:
+        """The parameter row the game's features are computed with (``unknown_sp``, ``omniscient``,
+        ``cubes_weight`` shape the options themselves, not only their scores; audit K3)."""
+        return self._row
+
     def choose(self, decision, options: pd.DataFrame, view: StateView) -> int:
         n = len(options)
         feat = np.zeros((n, N_FEAT), dtype=np.float64)
@@ -834,7 +844,10 @@ def _play_one(setup, seed, specs, cfg, log_capacity, step_violations=None) -> Ga
                                            else _python_adapter(p, setup, state, cards, orders, omni))
             slots.append(slot)
             ids[s] = POLICY_PYTHON
-            params[s] = DEFAULT_PARAMS[POLICY_RANDOM]
+            # the features of a Python policy's options come from this row: the object's own when it has one
+            # (JitPolicy), else random's (unknown_sp 3, docs/policies.md)
+            row = getattr(p, "params_row", None)
+            params[s] = row() if callable(row) and step_violations is None else DEFAULT_PARAMS[POLICY_RANDOM]
             params[s, _pol.P_SLOT] = slot
             params[s, _pol.P_OMNISCIENT] = 1.0 if omni else 0.0
         # The batch kernel of play_games / simulate plays this one game too: one compiled game loop

@@ -628,8 +628,12 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
                                        garrison_side, initiative_side, initiative_level, side, a, rows[r, 8],
                                        forced, known[K_EN_SP, a], int(known[K_EN_N, a]), -1)
     elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
+        # the best attack (defended neighbour) and, apart, the best capture (undefended enemy-controlled
+        # neighbour): a defended target the blocks cannot beat (p = 0) is neither (audit K1: it used to lend
+        # its VP to the capture score)
         best = 0.0
-        bvp = 0.0
+        attack_vp = 0.0
+        capture_vp = 0.0
         for e in range(adj_indptr[a], adj_indptr[a + 1]):
             v = adj_indices[e]
             if v == a:
@@ -638,13 +642,13 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
                 p = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front,
                                  garrison_side, initiative_side, initiative_level, side, v, known[K_OWN_SP, a],
                                  forced, known[K_EN_SP, v], int(known[K_EN_N, v]), a)
-                if p > best or (p == best and vp[v] > bvp):
+                if p > best or (p == best and p > 0.0 and vp[v] > attack_vp):
                     best = p
-                    bvp = vp[v]
-            elif control[v] == 1 - side and vp[v] > bvp and best == 0.0:
-                bvp = vp[v]
+                    attack_vp = vp[v]
+            elif control[v] == 1 - side and vp[v] > capture_vp:
+                capture_vp = vp[v]
         rows[r, 13] = best
-        rows[r, 14] = bvp
+        rows[r, 14] = attack_vp if best > 0.0 else capture_vp
     elif t == onb.REORGANIZE:
         rows[r, 14] = known[K_DEFICIT, a]
 
