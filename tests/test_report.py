@@ -305,3 +305,21 @@ def test_summary_names_the_commonest_end_of_each_key_city(report):
                          {"city": "minsk", "name": "Minsk", "vp": 2, "polish": 0.6, "soviet": 0.3, "neutral": 0.1}])
     (line,) = [x for x in summary_lines(dataclasses.replace(rep, held=held)) if x.startswith("At the end")]
     assert "Warsaw neutral in" in line and "Kiev neutral in" in line and "Minsk Polish in" in line
+
+
+def test_rare_shares_are_not_printed_as_zero(report):
+    """Audit J F8: one immediate victory in 400 games was printed "0 % end early"; and a table with aborted
+    games said "every game runs to the last phase"."""
+    import dataclasses
+
+    from soe_sim.report import _pct_at_least, summary_lines
+
+    assert _pct_at_least(1 / 400) == "<1 %" and _pct_at_least(0.0004, 1) == "<0.1 %"
+    assert _pct_at_least(0.3) == "30 %" and _pct_at_least(0.006) == "1 %"
+    rep, _ = report
+    metrics = dict(rep.metrics, immediate_victory=1 / 400, aborted=0.0)
+    text = " ".join(summary_lines(dataclasses.replace(rep, metrics=metrics)))
+    assert "<1 % end by an immediate victory" in text
+    metrics = dict(rep.metrics, immediate_victory=0.0, aborted=0.01)
+    text = " ".join(summary_lines(dataclasses.replace(rep, metrics=metrics)))
+    assert "no game ends by an immediate victory, 1.0 % were aborted by a hard cap" in text
