@@ -25,6 +25,14 @@ def check_seed(seed: SeedLike, where: str = "seed") -> SeedLike:
     return seed
 
 
+def seed_int(ss: np.random.SeedSequence | None = None) -> int:
+    """A non-negative int64 seed drawn from ``ss`` (fresh OS entropy when None): the form a seed takes in
+    outputs and parquet columns, so that a run given no seed can still be replayed."""
+    if ss is None:
+        ss = np.random.SeedSequence()
+    return int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+
+
 def as_generator(seed: SeedLike = None) -> np.random.Generator:
     """Return a ``np.random.Generator`` for ``seed`` (int, SeedSequence, Generator or None)."""
     if isinstance(seed, np.random.Generator):

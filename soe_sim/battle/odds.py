@@ -18,7 +18,7 @@ from soe_sim.battle import nb
 from soe_sim.battle.decks import default_deck
 from soe_sim.battle.spec import Battle, Deck
 from soe_sim.errors import Problem, SoeInputError
-from soe_sim.random import SeedLike, chunk_seeds
+from soe_sim.random import SeedLike, chunk_seeds, seed_int
 from soe_sim.rules import CombatRules, Rules, default_combat_constants
 
 NO_HAND = -(1 << 41)  # "draw blind" marker in kernel arrays (below nb's -(1 << 40) threshold)
@@ -92,8 +92,8 @@ def prepare(battle: Battle, rules: CombatRules) -> np.ndarray:
     if len(battle.defender) > most:
         problems.append(Problem("--defender", "", "", battle.defender_spec(),
                                 f"{len(battle.defender)} defending blocks; an area holds at most {rules.max_blocks} "
-                                f"(rules stacking.max_blocks, SoE 7.33) plus {rules.max_blocks_per_link} per supporting "
-                                f"direction ({battle.support_directions} given)"))
+                                f"(rules stacking.max_blocks, SoE 7.33) plus {rules.max_blocks_per_link} per "
+                                f"supporting direction ({battle.support_directions} given)"))
     if problems:
         raise SoeInputError(problems)
     a = battle.arrays
@@ -355,7 +355,7 @@ def battle_odds(
         result.rules = "custom"  # CombatRules built in memory
     if mc:
         if seed is None:  # a fresh seed, recorded with the estimate so that it can be replayed (audit J F6)
-            seed = int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+            seed = seed_int()
         result.mc = _mc_estimate(battle, mc, seed, decks, crules, threads, result)
     return result
 

@@ -102,7 +102,8 @@ def card_schema(deck_size: int = 55) -> list[Col]:
 def effect_value_range(key: str) -> tuple[int, int]:
     """The allowed values of an integer effect key. A battle card's effect (SoE 7.41.1) is bounded like a
     card's printed values: ``0..CARD_VALUE_MAX`` for the keys of :data:`NON_NEGATIVE_EFFECT_KEYS`,
-    ``-CARD_VALUE_MAX..CARD_VALUE_MAX`` for ``combat_value``; every other key ``-EFFECT_VALUE_MAX..EFFECT_VALUE_MAX``."""
+    ``-CARD_VALUE_MAX..CARD_VALUE_MAX`` for ``combat_value``; every other key
+    ``-EFFECT_VALUE_MAX..EFFECT_VALUE_MAX``."""
     if key in NON_NEGATIVE_EFFECT_KEYS:
         return 0, CARD_VALUE_MAX
     if key == "combat_value":

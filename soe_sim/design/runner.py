@@ -23,6 +23,7 @@ import pandas as pd
 
 from soe_sim._dask import check_scheduler_address
 from soe_sim.errors import Problem, SoeInputError
+from soe_sim.random import seed_int
 
 __all__ = ["Runner", "stream_seed", "DEFAULT_CHUNK"]
 
@@ -33,8 +34,7 @@ def stream_seed(seed: int, stream: int = 0) -> int:
     """The run seed of stream ``stream`` of ``seed`` (stream 0 is ``seed`` itself)."""
     if stream == 0:
         return int(seed)
-    ss = np.random.SeedSequence([int(seed), int(stream)])
-    return int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+    return seed_int(np.random.SeedSequence([int(seed), int(stream)]))
 
 
 class Runner:

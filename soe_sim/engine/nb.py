@@ -924,8 +924,8 @@ def check_supply(state, game_map, consts, apply=True) -> dict:
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     source_dist = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
-                     enemy, source_dist, depot)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
+                     m.garrison, enemy, source_dist, depot)
     depot_dist = np.empty((2, n), dtype=np.int32)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                     state.block_arm, state.block_area, state.block_status, consts.infantry_supply_range,

@@ -201,8 +201,9 @@ def game_leads(games: pd.DataFrame, trajectories: pd.DataFrame | None) -> pd.Dat
     return out
 
 
-def _diff_interval(pp: float, ps: float, n: int) -> tuple[float, float]:
-    """95 % interval of P(Polish) − P(Soviet) from one multinomial sample of n games.
+def _diff_interval(kp: int, ks: int, n: int) -> tuple[float, float]:
+    """95 % interval of P(Polish) − P(Soviet) from one multinomial sample of n games, ``kp`` Polish and
+    ``ks`` Soviet wins.
 
     Without draws the difference is 2·P(Polish) − 1, so the Wilson interval of P(Polish) maps onto it
     (it does not collapse to a point when one side wins every game, audit J F4). With draws: the normal
@@ -210,11 +211,10 @@ def _diff_interval(pp: float, ps: float, n: int) -> tuple[float, float]:
     style) so that it keeps a width at the extremes."""
     if n <= 0:
         return -1.0, 1.0
-    kp, ks = round(pp * n), round(ps * n)
     if kp + ks >= n:
         lo, hi = win_interval(kp, n)
         return max(-1.0, 2.0 * lo - 1.0), min(1.0, 2.0 * hi - 1.0)
-    d = pp - ps
+    d = (kp - ks) / n
     qp, qs = (kp + 1) / (n + 3), (ks + 1) / (n + 3)
     var = max(0.0, (qp + qs - (qp - qs) ** 2) / (n + 3))
     h = Z95 * math.sqrt(var)
@@ -242,7 +242,7 @@ def balance_metrics(games: pd.DataFrame, leads: pd.DataFrame | None = None) -> d
         out[key + "_ci"] = list(win_interval(k, n))
     out["aborted"] = _rate(ab, n)
     pp, ps = out["polish_win"], out["soviet_win"]
-    d_lo, d_hi = _diff_interval(pp, ps, n)
+    d_lo, d_hi = _diff_interval(pw, sw, n)
     out["side_advantage"] = pp - ps if n else float("nan")
     out["side_advantage_ci"] = [d_lo, d_hi]
     out["balance"] = 1 - abs(pp - ps) if n else float("nan")
@@ -760,8 +760,7 @@ def summary_lines(report: BalanceReport) -> list[str]:
         parts = []
         for r in key.itertuples(index=False):
             # the commonest end state, neutral included (audit J F3: "Warsaw Polish in 0 %" when it ended neutral)
-            shares = {"polish": r.polish, "soviet": r.soviet,
-                      "neutral": getattr(r, "neutral", max(0.0, 1.0 - r.polish - r.soviet))}
+            shares = {"polish": r.polish, "soviet": r.soviet, "neutral": r.neutral}
             s = max(shares, key=shares.get)
             who = "neutral" if s == "neutral" else SIDE_NAMES[s]
             parts.append(f"{getattr(r, 'name', r.city)} {who} in {_pct(shares[s])}")

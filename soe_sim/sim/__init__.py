@@ -46,6 +46,7 @@ from soe_sim.engine.game.nb import (  # the stats and battle-row layout of the b
     S_VP_LEADER_CAPTURED, S_VP_LEADER_KILLED, S_VP_OBJECTIVES, S_VP_OTHER, S_VP_START, S_VP_SUPPLY,
 )
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
+from soe_sim.random import seed_int
 
 __all__ = [
     "simulate", "Simulation", "summarize", "win_interval", "play_chunk", "chunk_workers", "resolve_policy",
@@ -201,7 +202,7 @@ def _policy_arrays(pols) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_seed(seed, where="--seed"):
     if seed is None:
-        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+        return seed_int()
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
         raise SoeInputError(Problem(where, "", "", seed, "the seed must be a non-negative integer"))
     if int(seed) > 2**63 - 1:  # the seed column is int64

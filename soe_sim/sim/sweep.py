@@ -66,6 +66,7 @@ import pandas as pd
 from soe_sim._dask import check_scheduler_address
 from soe_sim.data._io import load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
+from soe_sim.random import seed_int
 
 __all__ = ["SweepConfig", "Overlay", "Task", "load_config", "plan", "run_sweep", "read_sweep", "chunk_seed",
            "overlay_setup", "run_task"]
@@ -488,8 +489,7 @@ def chunk_seed(seed: int, scenario: str, polish: str, soviet: str, overlay: str,
              [_dir_name(scenario), polish, soviet, overlay] + ([polish_params, soviet_params]
                                                                if polish_params or soviet_params else []))
     h = int.from_bytes(hashlib.sha256("\x1f".join(parts).encode()).digest()[:8], "little")
-    ss = np.random.SeedSequence([int(seed), h, int(chunk)])
-    return int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+    return seed_int(np.random.SeedSequence([int(seed), h, int(chunk)]))
 
 
 def plan(cfg: SweepConfig) -> list[Task]:

@@ -959,8 +959,8 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
         return
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
                       scratch_blocks, scratch_enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
-                     scratch_enemy, scratch_src, scratch_depot)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
+                     m.garrison, scratch_enemy, scratch_src, scratch_depot)
     nbk = state.block_side.shape[0]
     out = np.empty(nbk, dtype=np.int64)
     arrive_reinforcements_nb(m.adj_indptr, m.adj_indices, m.eastern_link, scratch_enemy, scratch_depot,
@@ -1922,8 +1922,8 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     (E14, G15; ``hidden`` is scratch)."""
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
-                     enemy, src, depot)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
+                     m.garrison, enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                     state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                     er.cavalry_supply_range, depot_dist, state.block_in_supply)
@@ -1979,8 +1979,8 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
             #           scratch computed below is not read after this function)
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
-        supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
-                         enemy, src, depot)
+        supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
+                         m.garrison, enemy, src, depot)
         block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                         er.cavalry_supply_range, depot_dist, insup)
@@ -2098,8 +2098,8 @@ def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, wai
     for the Reinforcement Phase (EatS II.4.2, XI.2, round example combat 1)."""
     n_areas = state.control.shape[0]
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
-                     enemy, src, depot)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
+                     m.garrison, enemy, src, depot)
     want = np.ones((2, n_areas), dtype=np.bool_)
     for i in range(n_areas):
         if waiting[i]:
@@ -2217,8 +2217,8 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     hidden = np.zeros(nbk, dtype=np.bool_)
     hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
-                     enemy, src, depot)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
+                     m.garrison, enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                     state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                     er.cavalry_supply_range, depot_dist, state.block_in_supply)

@@ -600,8 +600,8 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
     has_rail[:] = False
     if any_sup and orules.rail_max_areas >= 1:
         dd = tabs.depot_dist_row
-        side_depots_into_nb(ip, ix, map_arrays.adj_bits, el, map_arrays.supply_source, state.supply_base, map_arrays.garrison,
-                            enemy, side, tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
+        side_depots_into_nb(ip, ix, map_arrays.adj_bits, el, map_arrays.supply_source, state.supply_base,
+                            map_arrays.garrison, enemy, side, tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
         for r in range(nf):
             a = fareas[r]
             for e in range(ip[a], ip[a + 1]):

@@ -253,8 +253,8 @@ def arrive_reinforcements(state, game_map, rules, condition_met=None) -> np.ndar
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     src = np.empty((2, n), dtype=np.int32)
     depot = np.zeros((2, n), dtype=np.bool_)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base, m.garrison,
-                     enemy, src, depot)
+    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
+                     m.garrison, enemy, src, depot)
     if condition_met is None:
         condition_met = np.zeros(0, dtype=np.bool_)
     out = np.empty(state.n_blocks, dtype=np.int64)
