@@ -251,6 +251,93 @@ def test_move_out_scores_no_hopeless_attack_as_a_capture():
     assert policy.beside_hopeless > 0  # the case arose (the check itself is in choose)
 
 
+class _CommitChecker(JitPolicy):
+    """balanced, checking every ORDER decision: a Move To / Forced March To row's ``own_sp_adjacent``
+    counts only own SP next to the target that no attack order of the side placed earlier in the same
+    placement step has committed (audit K2, docs/policies.md ORDER)."""
+
+    def __init__(self):
+        super().__init__("balanced")
+        self.step = None
+        self.committed: set[int] = set()
+        self.rows = 0
+        self.reduced = 0  # rows whose count left out committed SP
+
+    def choose(self, decision, options, view):
+        k = super().choose(decision, options, view)
+        if decision != Decision.ORDER:
+            return k
+        st, m = view.state, view.setup.game_map
+        if (view.round, view.phase) != self.step:
+            self.step, self.committed = (view.round, view.phase), set()
+        on = (st.block_status == 0) & (st.block_area >= 0)
+        own_sp = np.bincount(st.block_area[on & (st.block_side == view.side)],
+                             weights=st.block_sp[on & (st.block_side == view.side)], minlength=len(m.ids))
+        enemy_in = np.bincount(st.block_area[on & (st.block_side != view.side)], minlength=len(m.ids)) > 0
+        to_kinds = (int(OrderType.MOVE_TO), int(OrderType.FORCED_MARCH_TO))
+        out_kinds = (int(OrderType.MOVE_OUT), int(OrderType.FORCED_MARCH_OUT))
+
+        def near(a):
+            return [int(v) for v in m.adj_indices[m.adj_indptr[a]:m.adj_indptr[a + 1]] if v != a]
+
+        for t, a, counted in zip(options["type"], options["area"].astype(int), options["own_sp_adjacent"]):
+            if int(t) in to_kinds:
+                free = sum(own_sp[v] for v in near(a) if v not in self.committed)
+                assert counted == free, (m.ids[a], counted, free, sorted(self.committed))
+                self.rows += 1
+                self.reduced += free < sum(own_sp[v] for v in near(a))
+        t, a = int(options["type"].iloc[k]), int(options["area"].iloc[k])
+        if t in to_kinds and (enemy_in[a] or st.garrison_side[a] == 1 - view.side):
+            self.committed.update(near(a))
+        elif t in out_kinds:
+            self.committed.add(a)
+        return k
+
+
+def test_placed_attack_orders_commit_their_blocks():
+    """Audit K2: two attack orders placed in one step do not both count the same own blocks."""
+    policy = _CommitChecker()
+    for seed in range(3):
+        play_game("kiev-offensive", seed, polish=policy, soviet="balanced")
+    assert policy.rows > 0 and policy.reduced > 0  # the case arose (the check itself is in choose)
+
+
+class _FirstOrderRows(JitPolicy):
+    """Keeps the features of the side's first ORDER decision."""
+
+    def __init__(self, params):
+        super().__init__("balanced", params)
+        self.first = None
+
+    def choose(self, decision, options, view):
+        if decision == Decision.ORDER and self.first is None:
+            self.first = options.copy()
+        return super().choose(decision, options, view)
+
+
+def test_reinforce_risk_weighs_the_enemy_next_to_the_target():
+    """An attack order's ``p_win`` is (1 - reinforce_risk)·p(known defenders) + reinforce_risk·p(with the
+    known enemy SP next to the target moved in) (audit K2): linear in the parameter, lower where enemy
+    blocks stand next to the target, and unchanged for every other row."""
+    rows = {}
+    for risk in (0.0, 0.5, 1.0):
+        p = _FirstOrderRows({"reinforce_risk": risk})
+        play_game("kiev-offensive", 2, polish="balanced", soviet=p)
+        rows[risk] = p.first
+    assert rows[0.0][["type", "area"]].equals(rows[1.0][["type", "area"]])  # the same decision
+    p0, ph, p1 = (rows[r]["p_win"].to_numpy() for r in (0.0, 0.5, 1.0))
+    # a Move Out takes the best of its neighbours, which may be another one at another risk: bounds only
+    assert (p1 <= ph + 1e-12).all() and (ph <= p0 + 1e-12).all()
+    to = rows[0.0]["type"].isin([int(OrderType.MOVE_TO), int(OrderType.FORCED_MARCH_TO)]).to_numpy()
+    np.testing.assert_allclose(ph[to], (p0[to] + p1[to]) / 2, atol=1e-12)
+    lower = p1 < p0 - 1e-9
+    alone = (rows[0.0]["enemy_sp_adjacent"] == 0).to_numpy()
+    assert (lower & to & (p0 > 0) & ~alone).any()
+    assert not (lower & to & alone).any()
+    others = ["own_sp_adjacent", "enemy_sp", "enemy_sp_adjacent"]
+    assert rows[0.0][others].equals(rows[1.0][others])
+
+
 class _Recorder:
     """A Python policy: the first option of every decision except moves/orders (last option)."""
 

@@ -1150,6 +1150,7 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                     o = onb.place_order_nb(state, orders, s, f, otype[j], oarea[j])
                     if o >= 0:
                         placed = True
+                        pnb.commit_order_nb(state, m, s, otype[j], oarea[j], ofc)
                         log_event_nb(log, ctr, state, EVENT.ORDER_PLACED, s, oarea[j], -1, f, otype[j], o)
             if not placed:
                 if s == 0:

@@ -129,6 +129,9 @@ PARAM_DOCS = {
     "combine_weight": "score per SP gained by combining blocks (8.2), minus 0.5 per block given up",
     "leader_reserve": "score a leader's once-per-round order (SoE 9.0) must exceed to be given: the value of "
                       "keeping the ability for later in the round",
+    "reinforce_risk": "weight, in an attack order's p_win, of the known enemy SP next to the target moving in "
+                      "before the attack (0: ignored, 1: assumed; the placed order must still send a block, "
+                      "SoE 7.3)",
     "slot": "(Python policies) the registry slot of the Python object; set by play_game",
 }
 PARAMS = tuple(PARAM_DOCS)
@@ -139,7 +142,7 @@ N_PARAMS = len(PARAMS)
 PARAM_RANGES = {
     "omniscient": (0, 1, True), "unknown_sp": (0, None, False), "attack_threshold": (0, 1, False),
     "withdraw_ratio": (0, None, False), "keep_cards": (0, None, True), "place_first": (0, 1, False),
-    "exec_first": (0, 1, False), "reserve": (0, None, True),
+    "exec_first": (0, 1, False), "reserve": (0, None, True), "reinforce_risk": (0, 1, False),
 }
 P_OMNISCIENT = PARAMS.index("omniscient")
 P_UNKNOWN_SP = PARAMS.index("unknown_sp")
@@ -162,13 +165,14 @@ P_RESERVE = PARAMS.index("reserve")
 P_FRONT_WEIGHT = PARAMS.index("front_weight")
 P_COMBINE_WEIGHT = PARAMS.index("combine_weight")
 P_LEADER_RESERVE = PARAMS.index("leader_reserve")
+P_REINFORCE_RISK = PARAMS.index("reinforce_risk")
 P_SLOT = PARAMS.index("slot")
 
 _BASE = dict(omniscient=0.0, unknown_sp=3.0, attack_threshold=0.55, attack_weight=2.0, capture_weight=2.0,
              hold_weight=1.5, defend_weight=1.0, withdraw_ratio=3.0, advance_weight=0.3, recon_weight=0.3,
              keep_cards=1.0, hand_margin=0.5, orders_weight=1.0, cubes_weight=0.5, battle_card=1.0,
              place_first=0.0, exec_first=0.5, reserve=1.0, front_weight=1.0, combine_weight=1.0,
-             leader_reserve=0.2, slot=-1.0)
+             leader_reserve=0.2, reinforce_risk=0.0, slot=-1.0)
 _DEFAULTS = {
     "random": dict(_BASE),
     "aggressive": dict(_BASE, attack_threshold=0.4, attack_weight=3.0, capture_weight=3.0, hold_weight=0.5,
@@ -227,9 +231,10 @@ FEATURES = {
 for _v in FEATURES.values():
     assert len(_v) <= N_FEAT
 
-# rows of the per-area arrays of the ORDER features (_order_known_nb)
-K_OWN_N, K_OWN_SP, K_EN_N, K_EN_SP, K_UNSEEN, K_INSUP, K_DEFICIT = range(7)
-N_KNOWN = 7
+# rows of the per-area arrays of the ORDER features (_order_known_nb); K_FREE_SP: the own SP not yet
+# committed to an attack order placed in the current placement step (commit_order_nb; = K_OWN_SP outside it)
+K_OWN_N, K_OWN_SP, K_EN_N, K_EN_SP, K_UNSEEN, K_INSUP, K_DEFICIT, K_FREE_SP = range(8)
+N_KNOWN = 8
 
 
 def default_params(name) -> np.ndarray:
@@ -578,6 +583,8 @@ def _order_known_nb(state, orders, pol, side, known):
             if not state.block_in_supply[b]:
                 insup[a] = 0.0
             deficit[a] = max(deficit[a], np.float64(state.block_max_sp[b] - state.block_sp[b]))
+    for a in range(known.shape[1]):
+        known[K_FREE_SP, a] = known[K_OWN_SP, a]
 
 
 @njit(cache=True, inline="always")
@@ -592,6 +599,33 @@ def _adjacent_known_nb(adj_indptr, adj_indices, a, known, k):
 
 
 @njit(cache=True, inline="always")
+def _reinforced_win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front, garrison_side,
+                            initiative_side, initiative_level, risk, max_blocks, side, area, att_sp, att_half, known,
+                            via):
+    """The ``p_win`` of an attack order on ``area`` (placed now, executed later): the exact win
+    probability against the defenders ``side`` knows there (:func:`_win_prob_nb`), and with weight
+    ``risk`` (``reinforce_risk``) against them joined by the known enemy SP next to ``area`` that the
+    stacking limit lets in — a placed order must send a block even when the enemy has moved in first
+    (SoE 7.3; audit K2). Arrays only: inlined in loops."""
+    en_sp = known[K_EN_SP, area]
+    en_n = known[K_EN_N, area]
+    p = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front, garrison_side,
+                     initiative_side, initiative_level, side, area, att_sp, att_half, en_sp, int(en_n), via)
+    if risk <= 0.0 or p <= 0.0:
+        return p
+    adj_n = _adjacent_known_nb(adj_indptr, adj_indices, area, known, K_EN_N)
+    room = max_blocks - en_n
+    if adj_n <= 0.0 or room <= 0.0:
+        return p
+    extra_n = min(adj_n, room)
+    extra_sp = _adjacent_known_nb(adj_indptr, adj_indices, area, known, K_EN_SP) * extra_n / adj_n
+    p2 = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front, garrison_side,
+                      initiative_side, initiative_level, side, area, att_sp, att_half, en_sp + extra_sp,
+                      int(en_n + extra_n), via)
+    return (1.0 - risk) * p + risk * p2
+
+
+@njit(cache=True, inline="always")
 def _order_area_cols_nb(vp, adj_indptr, adj_indices, control, garrison_side, side, a, known, rows, r):
     """The ORDER columns that depend only on the area ``a >= 0`` (all but type, area, p_win and
     target_vp) into ``rows[r]`` (arrays only: inlined in loops)."""
@@ -602,7 +636,7 @@ def _order_area_cols_nb(vp, adj_indptr, adj_indices, control, garrison_side, sid
     rows[r, 5] = known[K_OWN_SP, a]
     rows[r, 6] = known[K_EN_N, a]
     rows[r, 7] = known[K_EN_SP, a]
-    rows[r, 8] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_OWN_SP)
+    rows[r, 8] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_FREE_SP)
     rows[r, 9] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_EN_N)
     rows[r, 10] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_EN_SP)
     rows[r, 11] = known[K_INSUP, a]
@@ -615,18 +649,19 @@ _ORDER_TYPE_COLS = (0, 1, 13, 14)  # the columns _order_type_cols_nb writes (typ
 
 @njit(cache=True, inline="always")
 def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fortified, area_front, control,
-                        garrison_side, initiative_side, initiative_level, side, t, a, known, rows, r):
+                        garrison_side, initiative_side, initiative_level, risk, max_blocks, side, t, a, known, rows, r):
     """The ORDER columns type, area, p_win and target_vp of row (``t``, ``a >= 0``) into ``rows[r]``
-    (its area columns already filled; arrays only: inlined in loops)."""
+    (its area columns already filled; arrays only: inlined in loops). ``risk`` = the side's
+    ``reinforce_risk`` (:func:`_reinforced_win_prob_nb`), ``max_blocks`` the stacking limit."""
     rows[r, 0] = t
     rows[r, 1] = a
     forced = t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
     if t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO:
         rows[r, 14] = vp[a]
         if known[K_EN_N, a] > 0 or garrison_side[a] == 1 - side:
-            rows[r, 13] = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front,
-                                       garrison_side, initiative_side, initiative_level, side, a, rows[r, 8],
-                                       forced, known[K_EN_SP, a], int(known[K_EN_N, a]), -1)
+            rows[r, 13] = _reinforced_win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified,
+                                                  area_front, garrison_side, initiative_side, initiative_level, risk,
+                                                  max_blocks, side, a, rows[r, 8], forced, known, -1)
     elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
         # the best attack (defended neighbour) and, apart, the best capture (undefended enemy-controlled
         # neighbour): a defended target the blocks cannot beat (p = 0) is neither (audit K1: it used to lend
@@ -639,9 +674,9 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
             if v == a:
                 continue
             if known[K_EN_N, v] > 0 or garrison_side[v] == 1 - side:
-                p = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front,
-                                 garrison_side, initiative_side, initiative_level, side, v, known[K_OWN_SP, a],
-                                 forced, known[K_EN_SP, v], int(known[K_EN_N, v]), a)
+                p = _reinforced_win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified,
+                                            area_front, garrison_side, initiative_side, initiative_level, risk,
+                                            max_blocks, side, v, known[K_FREE_SP, a], forced, known, a)
                 if p > best or (p == best and p > 0.0 and vp[v] > attack_vp):
                     best = p
                     attack_vp = vp[v]
@@ -654,17 +689,18 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
 
 
 @njit(cache=True, inline="always")
-def _order_inputs_nb(state, m, pol):
+def _order_inputs_nb(state, m, pol, side):
     """The arrays the ORDER row kernels read, taken out of the named tuples once before their loops:
     map VP, links and fortifications, fronts; control, garrisons, initiative; the win-probability
-    memo."""
+    memo; ``side``'s ``reinforce_risk`` and the stacking limit."""
     return (m.vp, m.adj_indptr, m.adj_indices, m.adj_fortified, m.front, state.control, state.garrison_side,
-            state.initiative_side, state.initiative_level, pol.wp_key, pol.wp_val)
+            state.initiative_side, state.initiative_level, pol.wp_key, pol.wp_val, pol.params[side, P_REINFORCE_RISK],
+            pol.max_blocks)
 
 
 @njit(cache=True, inline="always")
-def _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, side, t, a,
-                  known, base, base_done, rows, r):
+def _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, risk,
+                  max_blocks, side, t, a, known, base, base_done, rows, r):
     """Compute ORDER row ``r`` (= ``t * n_areas + a``, ``a >= 0``) into ``rows[r]``: the area columns
     from ``base`` (computed on the area's first row, ``base_done``), then the type columns (arrays
     only: inlined in loops)."""
@@ -676,7 +712,7 @@ def _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garris
     for q in range(N_FEAT):
         rows[r, q] = base[a, q]
     _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level,
-                        side, t, a, known, rows, r)
+                        risk, max_blocks, side, t, a, known, rows, r)
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -685,7 +721,8 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
     ``type * n_areas + area``; ``done`` / ``base_done`` flags, ``base`` the area columns), computed
     from ``known`` (:func:`_order_known_nb`). The named tuples are read once, outside the loop."""
     na = base.shape[0]
-    vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val = _order_inputs_nb(state, m, pol)
+    (vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val, risk,
+     max_blocks) = _order_inputs_nb(state, m, pol, side)
     for i in range(n):
         t = otype[i]
         a = oarea[i]
@@ -694,8 +731,8 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
         r = t * na + a
         if done[r]:
             continue
-        _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, side, t,
-                      a, known, base, base_done, rows, r)
+        _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, risk,
+                      max_blocks, side, t, a, known, base, base_done, rows, r)
         done[r] = True
 
 
@@ -718,9 +755,10 @@ def _copy_order_rows_nb(otype, oarea, n, rows, na, feat):
 @njit(cache=True, _nrt=True, internal=True)
 def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
     """ORDER rows (``legal_orders_nb``): see :data:`FEATURES`. ``p_win``: for a Move To / Forced
-    March To into an enemy area, the exact win probability of the own SP adjacent to it; for a Move
-    Out / Forced March Out, the best such probability over the enemy-held neighbours (``target_vp``
-    their VP, or the VP of an undefended enemy-controlled neighbour)."""
+    March To into an enemy area, the exact win probability of the own SP adjacent to it
+    (:func:`_reinforced_win_prob_nb`); for a Move Out / Forced March Out, the best such probability
+    over the enemy-held neighbours (``target_vp`` their VP, or the VP of an undefended
+    enemy-controlled neighbour). Outside a placement step nothing is committed (:func:`commit_order_nb`)."""
     na = state.control.shape[0]
     known = np.zeros((N_KNOWN, na), dtype=np.float64)
     _order_known_nb(state, orders, pol, side, known)
@@ -841,7 +879,8 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
     score_done = cache.score_done[side]
     row0 = cache.row0
     na = cache.base.shape[1]
-    vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val = _order_inputs_nb(state, m, pol)
+    (vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val, risk,
+     max_blocks) = _order_inputs_nb(state, m, pol, side)
     for i in range(n):
         t = otype[i]
         a = oarea[i]
@@ -865,12 +904,51 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
                     _order_area_cols_nb(vp, ip, ix, control, garrison, side, a, known, base, a)
                     base_done[a] = True
                 _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side,
-                                    ini_level, side, t, a, known, base, a)
+                                    ini_level, risk, max_blocks, side, t, a, known, base, a)
                 score[r] = _score_order_nb(p, base[a])
                 for q in _ORDER_TYPE_COLS:
                     base[a, q] = 0.0
             score_done[r] = True
         out[i] = score[r]
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _release_rows_nb(adj_indptr, adj_indices, x, cache, side):
+    """Forget ``side``'s cached ORDER rows and scores that read the own SP of area ``x``: the rows of
+    ``x`` (Move Out) and of its neighbours (Move To's ``own_sp_adjacent``)."""
+    na = cache.base.shape[1]
+    for e in range(adj_indptr[x], adj_indptr[x + 1] + 1):
+        a = x if e == adj_indptr[x + 1] else adj_indices[e]
+        cache.base_done[side, a] = False
+        for t in range(onb.N_ORDER_TYPES):
+            cache.done[side, t * na + a] = False
+            cache.score_done[side, t * na + a] = False
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def commit_order_nb(state, m, side, t, a, cache):
+    """An order (type ``t``, area ``a``) ``side`` has just placed commits own blocks for the rest of
+    the placement step (audit K2): after a Move To / Forced March To attack on ``a`` (enemy blocks or
+    garrison there) the SP next to ``a``, after a Move Out / Forced March Out the SP in ``a``, no
+    longer count for the ``p_win`` of the side's later attack orders (``K_FREE_SP``), so two orders do
+    not both count the same blocks. Only while ``side``'s part of ``cache`` is in use (a policy that
+    reads no ORDER features commits nothing)."""
+    if not cache.valid[side]:
+        return
+    known = cache.known[side]
+    ip = m.adj_indptr
+    ix = m.adj_indices
+    if t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO:
+        if known[K_EN_N, a] > 0 or state.garrison_side[a] == 1 - side:
+            for e in range(ip[a], ip[a + 1]):
+                x = ix[e]
+                if x != a and known[K_FREE_SP, x] > 0.0:
+                    known[K_FREE_SP, x] = 0.0
+                    _release_rows_nb(ip, ix, x, cache, side)
+    elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
+        if known[K_FREE_SP, a] > 0.0:
+            known[K_FREE_SP, a] = 0.0
+            _release_rows_nb(ip, ix, a, cache, side)
 
 
 class FeatScratch(NamedTuple):
