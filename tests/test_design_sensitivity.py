@@ -43,6 +43,13 @@ def test_table_and_tornado():
     assert r0["low"] == -1 and r0["high"] == 3
     assert r0["spread"] == pytest.approx(vp.loc[3, "difference"] - vp.loc[-1, "difference"])
     assert tor["spread"].is_monotonic_decreasing
+    # Holm's adjustment over the four values tested against the base (audit J F2); the base row is no test
+    tested = t[~t["is_base"]]
+    assert t.loc[t["is_base"], "p_holm"].isna().all()
+    assert (tested["p_holm"] >= tested["p_value"]).all() and (tested["p_holm"] <= 1).all()
+    assert tested["p_holm"].min() == pytest.approx(min(1.0, 4 * tested["p_value"].min()))
+    assert tor.set_index("knob")["p_holm"].to_dict() == tested.groupby("knob")["p_holm"].min().to_dict()
+    assert "4 values tested against the base" in res.format_table()
     # every arm played the same games (common random numbers)
     assert res.games.groupby("arm")["seed"].apply(tuple).nunique() == 1
     fig = res.plot()

@@ -194,9 +194,11 @@ def test_cli_simulate(tmp_path, capsys):
                "--seed", "11", "--threads", "2", "--out", str(out), "--format", "json", "--no-progress"])
     assert rc == 0
     data = json.loads(capsys.readouterr().out)
-    for k in ("games", "polish_win", "soviet_win", "draw", "vp_mean", "games_per_second"):
+    for k in ("games", "polish_win", "soviet_win", "draw", "vp_mean", "games_per_second", "load_seconds"):
         assert k in data
     assert data["games"] == 40
+    # audit J F5: the warm-up game (the kernel's cache load) is timed apart from the 40 games
+    assert data["load_seconds"] > 0 and data["games_per_second"] == pytest.approx(40 / data["seconds"])
     df = pd.read_parquet(out)
     ref = simulate(SC, games=40, seed=11, threads=1)
     pd.testing.assert_frame_equal(df, ref, check_dtype=False)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from soe_sim.design.stats import paired_difference, paired_mean_difference, wilson
+from soe_sim.design.stats import format_p, paired_difference, paired_mean_difference, wilson
 from soe_sim.design.variant import BASE, Variant, load_variant
 from soe_sim.errors import Problem, SoeInputError
 
@@ -122,15 +122,9 @@ def _pct(x) -> str:
     return "  n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:5.1f} %"
 
 
-def _p(p: float) -> str:
-    if p < 1e-15:
-        return "< 1e-15"
-    return "1" if p >= 1 else (f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}")
-
-
 def _p_relation(p: float) -> str:
     """``"= 0.031"`` or ``"< 1e-15"``: a p-value after "p " in running text."""
-    text = _p(p)
+    text = format_p(p)
     return text if text.startswith("<") else f"= {text}"
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from soe_sim.design.compare import arm_summary, paired_arms, paired_effect
+from soe_sim.design.stats import format_p, holm
 from soe_sim.design.variant import BASE, Knob, Variant, knob_value, load_variant
 from soe_sim.errors import Problem, SoeInputError
 
@@ -128,26 +129,25 @@ class Sensitivity:
         lines = [f"{s['scenario']}: {s['polish']} (Polish) vs {s['soviet']} (Soviet), {s['games']} games per value, "
                  f"seed {s['seed']}; base {s['base']}: Polish win {100 * s['base_polish_win']:.1f} %"]
         lines.append(f"  {'knob':<40} {'value':>8} {'Polish win':>11} {'effect':>9}  {'95 % CI':<18} {'p':>8} "
-                     f"{'VP shift':>9}")
+                     f"{'p (Holm)':>8} {'VP shift':>9}")
         for r in self.table.itertuples(index=False):
             base = " (base)" if r.is_base else ""
             lines.append(f"  {r.knob:<40} {_fmt(r.value):>8} {100 * r.polish_win:10.1f}% {100 * r.difference:+8.2f}  "
-                         f"[{100 * r.ci_low:+6.2f}, {100 * r.ci_high:+6.2f}] {_p(r.p_value):>8} {r.vp_shift:+9.3f}{base}")
+                         f"[{100 * r.ci_low:+6.2f}, {100 * r.ci_high:+6.2f}] {format_p(r.p_value):>8} "
+                         f"{'' if r.is_base else format_p(r.p_holm):>8} {r.vp_shift:+9.3f}{base}")
         lines.append("  tornado (effect on the Polish win rate, points):")
         for r in self.tornado.itertuples(index=False):
             lines.append(f"  {r.knob:<40} {_fmt(r.low)}: {100 * r.effect_low:+6.2f}   {_fmt(r.high)}: "
-                         f"{100 * r.effect_high:+6.2f}   spread {100 * r.spread:.2f}")
+                         f"{100 * r.effect_high:+6.2f}   spread {100 * r.spread:.2f}"
+                         + (f"   (no effect detectable: p (Holm) {format_p(r.p_holm)})" if r.p_holm >= 0.05 else ""))
+        n_tests = int((~self.table["is_base"]).sum())
+        lines.append(f"  {n_tests} values tested against the base: p (Holm) adjusts each p-value for all of them; "
+                     f"read a row as an effect when its p (Holm) is below 0.05")
         return "\n".join(lines)
 
 
 def _fmt(v) -> str:
     return str(int(v)) if float(v) == int(v) else f"{v:g}"
-
-
-def _p(p: float) -> str:
-    if p < 1e-15:
-        return "< 1e-15"
-    return "1" if p >= 1 else (f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}")
 
 
 def _records(df: pd.DataFrame) -> list:
@@ -220,6 +220,10 @@ def sensitivity(scenario, knobs, *, base=None, games: int = 1000, seed: int = 0,
                      "vp_shift": eff["vp_shift"]["mean"], "vp_shift_low": eff["vp_shift"]["ci_low"],
                      "vp_shift_high": eff["vp_shift"]["ci_high"]})
     table = pd.DataFrame(rows)
+    # one family of tests: every knob value against the base (audit J F2: with 10 rows and no effect at all,
+    # some row shows p < 0.05 in about a third of studies); the base rows are no test
+    table.insert(table.columns.get_loc("p_value") + 1, "p_holm",
+                 holm(table["p_value"].where(~table["is_base"])))
     trows = []
     for kr in ranges:
         t = table[table["knob"] == kr.knob.name]
@@ -229,6 +233,7 @@ def sensitivity(scenario, knobs, *, base=None, games: int = 1000, seed: int = 0,
                       "effect_low": lo["difference"], "effect_low_ci_low": lo["ci_low"],
                       "effect_low_ci_high": lo["ci_high"], "effect_high": hi["difference"],
                       "effect_high_ci_low": hi["ci_low"], "effect_high_ci_high": hi["ci_high"],
+                      "p_holm": float(t["p_holm"].min()) if t["p_holm"].notna().any() else float("nan"),
                       "spread": float(max(effects.max(), 0.0) - min(effects.min(), 0.0))})
     tornado = pd.DataFrame(trows).sort_values("spread", ascending=False, kind="stable").reset_index(drop=True)
     pn, pp = policy_label(runner.polish)

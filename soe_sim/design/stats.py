@@ -34,6 +34,29 @@ __all__ = ["paired_difference", "tango_score", "paired_mean_difference", "wilson
 Z95 = 1.959963984540054
 
 
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjustment of ``p_values`` (any shape, NaN left as NaN): each adjusted value is
+    the smallest family-wise level at which its hypothesis would be rejected among all of them
+    (Holm 1979). Written out here because it is a few lines and the package has no statsmodels."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    flat = p.ravel()
+    ok = np.flatnonzero(~np.isnan(flat))
+    m = len(ok)
+    if m:
+        order = ok[np.argsort(flat[ok], kind="stable")]
+        adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * flat[order]))
+        out.ravel()[order] = adj
+    return out
+
+
+def format_p(p: float) -> str:
+    """A p-value for a table: ``"< 1e-15"``, ``"1"``, 3 significant digits, or ``"1.2e-05"``."""
+    if p < 1e-15:
+        return "< 1e-15"
+    return "1" if p >= 1 else (f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}")
+
+
 def wilson(k: int, n: int) -> tuple[float, float]:
     """95 % Wilson interval of ``k / n`` (``(0, 1)`` when ``n = 0``)."""
     from soe_sim.sim import win_interval

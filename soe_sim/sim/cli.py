@@ -126,7 +126,7 @@ def simulate_command(scenario, polish, soviet, polish_params, soviet_params, gam
     summary = summarize(df, meta.get("seconds"))
     summary["threads"] = meta.get("threads")
     summary["ruleset"] = meta.get("ruleset", "soe")
-    for k in ("ci_target", "ci_reached"):
+    for k in ("load_seconds", "ci_target", "ci_reached"):
         if k in meta:
             summary[k] = meta[k]
     frames = {"--out": df}
