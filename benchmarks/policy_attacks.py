@@ -9,7 +9,8 @@ for every battle fought, the exact probability that the attacker wins is compute
 battle with *both* sides drawing their combat card blind from their piles (so the figure judges the
 decision to attack, not the card choices made afterwards). JSON on stdout: per side, the attacks,
 the share below 10 % and below 30 %, how many of the hopeless ones were single-block attacks, and the
-mean win probability. Audit K2 (docs/policies.md "Known weaknesses") used this measure.
+mean win probability (under ``polish`` / ``soviet``: the side as attacker). Audit K2 (docs/policies.md
+"Known weaknesses") used this measure.
 """
 from __future__ import annotations
 
@@ -23,20 +24,12 @@ from _output import emit_json  # benchmarks/_output.py
 def blind_win_probability(battle, crules) -> float | None:
     """Exact P(attacker wins) of a recorded battle with both combat cards drawn blind."""
     from soe_sim.battle import nb as bnb
+    from soe_sim.playtest.story import card_distribution
 
     if battle.prep is None:
         return None
-
-    def dist(side):
-        counts, _ = battle.decks.get(side, ({}, False))
-        if not counts:  # both piles empty: the draw adds nothing (docs/rules.md E-C2)
-            return np.zeros(1, dtype=np.int64), np.ones(1)
-        vals = np.array(sorted(counts), dtype=np.int64)
-        n = np.array([counts[v] for v in vals], dtype=float)
-        return vals, n / n.sum()
-
-    av, ap = dist(battle.attacker)
-    dv, dp = dist(battle.defender)
+    av, ap = card_distribution(battle, battle.attacker, blind=True)
+    dv, dp = card_distribution(battle, battle.defender, blind=True)
     out = np.empty((len(av) * len(dv), bnb.N_OUT), dtype=np.int64)
     probs = np.empty(len(av) * len(dv), dtype=np.float64)
     bnb.exact_nb(battle.prep, av, ap, dv, dp, crules, out, probs)
@@ -67,7 +60,7 @@ def main(scenario, polish, soviet, games, seed, out):
             if p is not None:
                 probs[b.attacker].append(p)
                 single[b.attacker].append(len(b.attackers) == 1)
-    result = {"scenario": scenario, "polish": polish, "soviet": soviet, "games": games, "seed": seed,
+    result = {"scenario": scenario, "policies": {"polish": polish, "soviet": soviet}, "games": games, "seed": seed,
               "seconds": round(time.perf_counter() - t0, 1)}
     for side, name in ((0, "polish"), (1, "soviet")):
         p = np.array(probs[side])

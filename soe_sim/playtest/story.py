@@ -336,26 +336,28 @@ def _stage_of(e, phase: int) -> int | None:
     return None
 
 
-def _odds(b: BattleStory, crules) -> None:
-    """Fill the exact odds and the replayed result of a battle from its recorded row and cards."""
+def card_distribution(b: BattleStory, side: int, blind: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``(modifiers int64, probabilities)`` of ``side``'s combat card in battle ``b``: the hand card it
+    played, else (or with ``blind``) the modifiers of the pile it draws from with their shares."""
     from soe_sim.engine.cards.nb import USE_COMBAT_HAND
 
+    use, _card, mod = b.combat_cards.get(side, (0, 0, 0))
+    if use == USE_COMBAT_HAND and not blind:
+        return np.array([mod], dtype=np.int64), np.ones(1)
+    counts, _ = b.decks.get(side, ({}, False))
+    if not counts:  # both piles empty: the draw adds nothing (docs/rules.md E-C2)
+        return np.zeros(1, dtype=np.int64), np.ones(1)
+    vals = np.array(sorted(counts), dtype=np.int64)
+    n = np.array([counts[v] for v in vals], dtype=float)
+    return vals, n / n.sum()
+
+
+def _odds(b: BattleStory, crules) -> None:
+    """Fill the exact odds and the replayed result of a battle from its recorded row and cards."""
     if b.prep is None:
         return
-
-    def dist(side):
-        use, _card, mod = b.combat_cards.get(side, (0, 0, 0))
-        if use == USE_COMBAT_HAND:
-            return np.array([mod], dtype=np.int64), np.ones(1)
-        counts, _ = b.decks.get(side, ({}, False))
-        if not counts:  # both piles empty: the draw adds nothing (docs/rules.md E-C2)
-            return np.zeros(1, dtype=np.int64), np.ones(1)
-        vals = np.array(sorted(counts), dtype=np.int64)
-        n = np.array([counts[v] for v in vals], dtype=float)
-        return vals, n / n.sum()
-
-    av, ap = dist(b.attacker)
-    dv, dp = dist(b.defender)
+    av, ap = card_distribution(b, b.attacker)
+    dv, dp = card_distribution(b, b.defender)
     k = len(av) * len(dv)
     out = np.empty((k, bnb.N_OUT), dtype=np.int64)
     probs = np.empty(k, dtype=np.float64)
