@@ -96,8 +96,13 @@ def main(sims, n_battles, python_sims, repeats, out):
         for _ in range(n_queries):
             battle_odds(Battle.from_spec("4i,4i/3c", "4i,3i", garrison=True, defend=True))
 
+    def run_queries_with_metrics():  # what a user's query costs: the probabilities are computed on access
+        for _ in range(n_queries):
+            battle_odds(query_battle).metrics["attacker_win"]
+
     q = timed(run_queries, repeats)
     qp = timed(run_queries_with_parse, repeats)
+    qm = timed(run_queries_with_metrics, repeats)
 
     result = {
         "numba_battles_per_s": total / statistics.median(mc_all),
@@ -105,6 +110,7 @@ def main(sims, n_battles, python_sims, repeats, out):
         "python_battles_per_s": python_sims / statistics.median(py),
         "exact_query_us": statistics.median(q) / n_queries * 1e6,
         "exact_query_with_parse_us": statistics.median(qp) / n_queries * 1e6,
+        "exact_query_with_metrics_us": statistics.median(qm) / n_queries * 1e6,
         "threads": numba.config.NUMBA_NUM_THREADS,
         "sims_per_call": total,
         "distinct_battles": n_battles,
