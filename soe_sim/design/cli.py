@@ -143,7 +143,7 @@ def sensitivity_command(knobs, base, games, **o) -> None:
 @click.option("--side", type=click.Choice(["polish", "soviet"]), default="polish", show_default=True)
 @click.option("--base", default="base", show_default=True, metavar="VARIANT", help="Variant the knob is set in.")
 @click.option("--games", "-n", default=4000, show_default=True, type=games_range(3),
-              help="Game budget of the whole search.")
+              help="Game budget of the whole search (an integer knob keeps a quarter for the confirmation batch).")
 @click.option("--batch", default=250, show_default=True, type=games_range(), help="Games per round.")
 @click.option("--tol", default=None, type=float, help="Stop when the crossing's interval is narrower (real knobs).")
 @_run_options
