@@ -338,6 +338,53 @@ def test_reinforce_risk_weighs_the_enemy_next_to_the_target():
     assert rows[0.0][others].equals(rows[1.0][others])
 
 
+class _FirstMarkedOrderRows(JitPolicy):
+    """Keeps the side's first ORDER decision taken with an enemy order marker on the map, and where the
+    enemy markers (face down, SoE 7.2) lie."""
+
+    def __init__(self, params):
+        super().__init__("balanced", params)
+        self.first = None
+        self.marked = None
+
+    def choose(self, decision, options, view):
+        if decision == Decision.ORDER and self.first is None:
+            o = view.orders
+            k = int(o.n_orders[0])
+            enemy = (o.order_side[:k] == 1 - view.side) & (o.order_status[:k] == 0) & (o.order_area[:k] >= 0)
+            if enemy.any():
+                self.first = options.copy()
+                self.marked = set(int(a) for a in o.order_area[:k][enemy])
+        return super().choose(decision, options, view)
+
+
+def test_marker_risk_weighs_an_enemy_marker_in_the_target_as_a_defend():
+    """An attack order's ``p_win`` on an area holding a face-down enemy order marker is (1 - marker_risk)·p +
+    marker_risk·p(with a Defend order) (SoE 7.2; audit K2: most hopeless Kiev attacks met a Defend); rows on
+    areas without a marker are unchanged."""
+    rows = {}
+    for risk in (0.0, 1.0):
+        found = None
+        for seed in range(6):
+            p = _FirstMarkedOrderRows({"marker_risk": risk, "reinforce_risk": 0.0})
+            play_game("kiev-offensive", seed, polish=p, soviet="balanced")
+            if p.first is not None and any(int(a) in p.marked for a in p.first["area"]):
+                found = (seed, p.first, p.marked)
+                break
+        rows[risk] = found
+    assert rows[0.0] is not None and rows[0.0][0] == rows[1.0][0]  # the same game and decision
+    r0, marked = rows[0.0][1], rows[0.0][2]
+    r1 = rows[1.0][1]
+    assert r0[["type", "area"]].equals(r1[["type", "area"]])
+    to = r0["type"].isin([int(OrderType.MOVE_TO), int(OrderType.FORCED_MARCH_TO)]).to_numpy()
+    on_marker = r0["area"].astype(int).isin(marked).to_numpy()
+    defended = (r0["enemy_blocks"] > 0).to_numpy()
+    p0, p1 = r0["p_win"].to_numpy(), r1["p_win"].to_numpy()
+    assert (p1 <= p0 + 1e-12).all()
+    np.testing.assert_array_equal(p1[to & ~on_marker], p0[to & ~on_marker])
+    assert (p1[to & on_marker & defended & (p0 > 0)] < p0[to & on_marker & defended & (p0 > 0)]).any()
+
+
 class _Recorder:
     """A Python policy: the first option of every decision except moves/orders (last option)."""
 

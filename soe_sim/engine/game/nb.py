@@ -1151,6 +1151,7 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                     if o >= 0:
                         placed = True
                         pnb.commit_order_nb(state, m, s, otype[j], oarea[j], ofc)
+                        pnb.enemy_marker_nb(m, 1 - s, oarea[j], ofc, policies.params[1 - s, pnb.P_MARKER_RISK])
                         log_event_nb(log, ctr, state, EVENT.ORDER_PLACED, s, oarea[j], -1, f, otype[j], o)
             if not placed:
                 if s == 0:

@@ -132,6 +132,8 @@ PARAM_DOCS = {
     "reinforce_risk": "weight, in an attack order's p_win, of the known enemy SP next to the target moving in "
                       "before the attack (0: ignored, 1: assumed; the placed order must still send a block, "
                       "SoE 7.3)",
+    "marker_risk": "weight, in an attack order's p_win, of an enemy order marker already in the target being "
+                   "a Defend order (markers lie face down, SoE 7.2: the side sees where, not what)",
     "slot": "(Python policies) the registry slot of the Python object; set by play_game",
 }
 PARAMS = tuple(PARAM_DOCS)
@@ -143,6 +145,7 @@ PARAM_RANGES = {
     "omniscient": (0, 1, True), "unknown_sp": (0, None, False), "attack_threshold": (0, 1, False),
     "withdraw_ratio": (0, None, False), "keep_cards": (0, None, True), "place_first": (0, 1, False),
     "exec_first": (0, 1, False), "reserve": (0, None, True), "reinforce_risk": (0, 1, False),
+    "marker_risk": (0, 1, False),
 }
 P_OMNISCIENT = PARAMS.index("omniscient")
 P_UNKNOWN_SP = PARAMS.index("unknown_sp")
@@ -166,21 +169,22 @@ P_FRONT_WEIGHT = PARAMS.index("front_weight")
 P_COMBINE_WEIGHT = PARAMS.index("combine_weight")
 P_LEADER_RESERVE = PARAMS.index("leader_reserve")
 P_REINFORCE_RISK = PARAMS.index("reinforce_risk")
+P_MARKER_RISK = PARAMS.index("marker_risk")
 P_SLOT = PARAMS.index("slot")
 
 _BASE = dict(omniscient=0.0, unknown_sp=3.0, attack_threshold=0.55, attack_weight=2.0, capture_weight=2.0,
              hold_weight=1.5, defend_weight=1.0, withdraw_ratio=3.0, advance_weight=0.3, recon_weight=0.3,
              keep_cards=1.0, hand_margin=0.5, orders_weight=1.0, cubes_weight=0.5, battle_card=1.0,
              place_first=0.0, exec_first=0.5, reserve=1.0, front_weight=1.0, combine_weight=1.0,
-             leader_reserve=0.2, reinforce_risk=0.0, slot=-1.0)
+             leader_reserve=0.2, reinforce_risk=0.0, marker_risk=0.5, slot=-1.0)
 _DEFAULTS = {
     "random": dict(_BASE),
     "aggressive": dict(_BASE, attack_threshold=0.4, attack_weight=3.0, capture_weight=3.0, hold_weight=0.5,
                        defend_weight=0.2, withdraw_ratio=99.0, advance_weight=0.5, keep_cards=0.0, hand_margin=0.0,
-                       exec_first=1.0, reserve=0.0, leader_reserve=0.0),
+                       exec_first=1.0, reserve=0.0, leader_reserve=0.0, marker_risk=0.25),
     "defensive": dict(_BASE, attack_threshold=0.6, attack_weight=2.0, capture_weight=1.5, hold_weight=3.0,
                       defend_weight=2.0, withdraw_ratio=2.0, advance_weight=0.1, keep_cards=2.0, hand_margin=1.0,
-                      exec_first=0.0, reserve=1.0, leader_reserve=0.5),
+                      exec_first=0.0, reserve=1.0, leader_reserve=0.5, marker_risk=0.75),
     "balanced": dict(_BASE),
 }
 DEFAULT_PARAMS = np.array([[_DEFAULTS[name][k] for k in PARAMS] for name in POLICY_IDS], dtype=np.float64)
@@ -233,8 +237,9 @@ for _v in FEATURES.values():
 
 # rows of the per-area arrays of the ORDER features (_order_known_nb); K_FREE_SP: the own SP not yet
 # committed to an attack order placed in the current placement step (commit_order_nb; = K_OWN_SP outside it)
-K_OWN_N, K_OWN_SP, K_EN_N, K_EN_SP, K_UNSEEN, K_INSUP, K_DEFICIT, K_FREE_SP = range(8)
-N_KNOWN = 8
+# K_EN_MARK: the enemy order markers (face down) placed in the area this phase
+K_OWN_N, K_OWN_SP, K_EN_N, K_EN_SP, K_UNSEEN, K_INSUP, K_DEFICIT, K_FREE_SP, K_EN_MARK = range(9)
+N_KNOWN = 9
 
 
 def default_params(name) -> np.ndarray:
@@ -414,7 +419,7 @@ def attack_win_prob_nb(pol, state, m, side, area, att_sp, att_half, def_sp, def_
 
 @njit(cache=True, inline="always")
 def _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front, garrison_side,
-                 initiative_side, initiative_level, side, area, att_sp, att_half, def_sp, def_n, via):
+                 initiative_side, initiative_level, side, area, att_sp, att_half, def_sp, def_n, via, defend=False):
     """:func:`attack_win_prob_nb` on the arrays it reads (``wp_key`` / ``wp_val`` = the memo of
     ``pol``), for hot loops: inlined, with no named-tuple field read outside the memo miss (each
     such read costs reference counting in a loop)."""
@@ -440,9 +445,9 @@ def _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, ar
     mask = wp_key.shape[0] - 1
     h = np.int64(0)
     if 0 <= a_sp0 < 4096 and 0 <= sp0 < 4096 and n_d < 256 and 0 <= level < 32:
-        key = ((((((((np.int64(a_sp0) << 12) | sp0) << 8) | n_d) << 5) | level) << 5)
-               | (side << 4) | ((1 if att_half else 0) << 3) | ((1 if garrison else 0) << 2)
-               | ((1 if fortified else 0) << 1) | holder) + 1
+        key = ((((((((np.int64(a_sp0) << 12) | sp0) << 8) | n_d) << 5) | level) << 6)
+               | ((1 if defend else 0) << 5) | (side << 4) | ((1 if att_half else 0) << 3)
+               | ((1 if garrison else 0) << 2) | ((1 if fortified else 0) << 1) | holder) + 1
         h = (key * np.int64(-7046029254386353131)) >> 40
     p = -1.0
     if key != 0:
@@ -455,7 +460,8 @@ def _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, ar
             if k0 == 0:
                 break
     if p < 0.0:
-        p = _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level)
+        p = _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level,
+                                        defend)
         if key != 0:
             for q in range(WP_PROBES):
                 slot = (h + q) & mask
@@ -467,7 +473,7 @@ def _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, ar
 
 
 @njit(cache=True, _nrt=True, internal=True)
-def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level):
+def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level, defend):
     """:func:`attack_win_prob_nb` from its reduced inputs (no memo)."""
     defender = 1 - side
     a_sp = np.empty(1, dtype=np.int64)
@@ -487,7 +493,7 @@ def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, 
         rem -= share
     eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     prep = np.empty(bnb.N_PREP, dtype=np.int64)
-    bnb.prepare_battle_nb(a_sp, a_half, a_arm, a_dir, d_sp, d_half, d_arm, 0, garrison, False, fortified,
+    bnb.prepare_battle_nb(a_sp, a_half, a_arm, a_dir, d_sp, d_half, d_arm, 0, garrison, defend, fortified,
                           bnb.WITHDRAW_NONE, eff, eff, holder, level, pol.cr, prep)
     res = np.empty(bnb.N_OUT, dtype=np.int64)
     p = 0.0
@@ -585,6 +591,10 @@ def _order_known_nb(state, orders, pol, side, known):
             deficit[a] = max(deficit[a], np.float64(state.block_max_sp[b] - state.block_sp[b]))
     for a in range(known.shape[1]):
         known[K_FREE_SP, a] = known[K_OWN_SP, a]
+        known[K_EN_MARK, a] = 0.0
+    for o in range(orders.n_orders[0]):
+        if orders.order_side[o] == 1 - side and orders.order_status[o] == onb.PLACED and orders.order_area[o] >= 0:
+            known[K_EN_MARK, orders.order_area[o]] += 1.0
 
 
 @njit(cache=True, inline="always")
@@ -600,17 +610,25 @@ def _adjacent_known_nb(adj_indptr, adj_indices, a, known, k):
 
 @njit(cache=True, inline="always")
 def _reinforced_win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front, garrison_side,
-                            initiative_side, initiative_level, risk, max_blocks, side, area, att_sp, att_half, known,
-                            via):
+                            initiative_side, initiative_level, risk, marker_risk, max_blocks, side, area, att_sp,
+                            att_half, known, via):
     """The ``p_win`` of an attack order on ``area`` (placed now, executed later): the exact win
     probability against the defenders ``side`` knows there (:func:`_win_prob_nb`), and with weight
     ``risk`` (``reinforce_risk``) against them joined by the known enemy SP next to ``area`` that the
     stacking limit lets in — a placed order must send a block even when the enemy has moved in first
-    (SoE 7.3; audit K2). Arrays only: inlined in loops."""
+    (SoE 7.3; audit K2). With an enemy order marker already in ``area`` (face down, SoE 7.2), the
+    known-defenders term is itself (1 - ``marker_risk``)·p + ``marker_risk``·p(with a Defend order):
+    the marker may be one (in balanced Kiev play most battles attacked at hopeless odds were against a
+    Defend). Arrays only: inlined in loops."""
     en_sp = known[K_EN_SP, area]
     en_n = known[K_EN_N, area]
     p = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front, garrison_side,
                      initiative_side, initiative_level, side, area, att_sp, att_half, en_sp, int(en_n), via)
+    if marker_risk > 0.0 and p > 0.0 and known[K_EN_MARK, area] > 0.0 and en_n > 0.0:
+        pd = _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, area_front, garrison_side,
+                          initiative_side, initiative_level, side, area, att_sp, att_half, en_sp, int(en_n), via,
+                          True)
+        p = (1.0 - marker_risk) * p + marker_risk * pd
     if risk <= 0.0 or p <= 0.0:
         return p
     adj_n = _adjacent_known_nb(adj_indptr, adj_indices, area, known, K_EN_N)
@@ -649,7 +667,8 @@ _ORDER_TYPE_COLS = (0, 1, 13, 14)  # the columns _order_type_cols_nb writes (typ
 
 @njit(cache=True, inline="always")
 def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fortified, area_front, control,
-                        garrison_side, initiative_side, initiative_level, risk, max_blocks, side, t, a, known, rows, r):
+                        garrison_side, initiative_side, initiative_level, risk, marker_risk, max_blocks, side, t, a,
+                        known, rows, r):
     """The ORDER columns type, area, p_win and target_vp of row (``t``, ``a >= 0``) into ``rows[r]``
     (its area columns already filled; arrays only: inlined in loops). ``risk`` = the side's
     ``reinforce_risk`` (:func:`_reinforced_win_prob_nb`), ``max_blocks`` the stacking limit."""
@@ -661,7 +680,7 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
         if known[K_EN_N, a] > 0 or garrison_side[a] == 1 - side:
             rows[r, 13] = _reinforced_win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified,
                                                   area_front, garrison_side, initiative_side, initiative_level, risk,
-                                                  max_blocks, side, a, rows[r, 8], forced, known, -1)
+                                                  marker_risk, max_blocks, side, a, rows[r, 8], forced, known, -1)
     elif t == onb.MOVE_OUT or t == onb.FORCED_MARCH_OUT:
         # the best attack (defended neighbour) and, apart, the best capture (undefended enemy-controlled
         # neighbour): a defended target the blocks cannot beat (p = 0) is neither (audit K1: it used to lend
@@ -676,7 +695,7 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
             if known[K_EN_N, v] > 0 or garrison_side[v] == 1 - side:
                 p = _reinforced_win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified,
                                             area_front, garrison_side, initiative_side, initiative_level, risk,
-                                            max_blocks, side, v, known[K_FREE_SP, a], forced, known, a)
+                                            marker_risk, max_blocks, side, v, known[K_FREE_SP, a], forced, known, a)
                 if p > best or (p == best and p > 0.0 and vp[v] > attack_vp):
                     best = p
                     attack_vp = vp[v]
@@ -695,12 +714,12 @@ def _order_inputs_nb(state, m, pol, side):
     memo; ``side``'s ``reinforce_risk`` and the stacking limit."""
     return (m.vp, m.adj_indptr, m.adj_indices, m.adj_fortified, m.front, state.control, state.garrison_side,
             state.initiative_side, state.initiative_level, pol.wp_key, pol.wp_val, pol.params[side, P_REINFORCE_RISK],
-            pol.max_blocks)
+            pol.params[side, P_MARKER_RISK], pol.max_blocks)
 
 
 @njit(cache=True, inline="always")
 def _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, risk,
-                  max_blocks, side, t, a, known, base, base_done, rows, r):
+                  marker_risk, max_blocks, side, t, a, known, base, base_done, rows, r):
     """Compute ORDER row ``r`` (= ``t * n_areas + a``, ``a >= 0``) into ``rows[r]``: the area columns
     from ``base`` (computed on the area's first row, ``base_done``), then the type columns (arrays
     only: inlined in loops)."""
@@ -712,7 +731,7 @@ def _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garris
     for q in range(N_FEAT):
         rows[r, q] = base[a, q]
     _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level,
-                        risk, max_blocks, side, t, a, known, rows, r)
+                        risk, marker_risk, max_blocks, side, t, a, known, rows, r)
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -721,7 +740,7 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
     ``type * n_areas + area``; ``done`` / ``base_done`` flags, ``base`` the area columns), computed
     from ``known`` (:func:`_order_known_nb`). The named tuples are read once, outside the loop."""
     na = base.shape[0]
-    (vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val, risk,
+    (vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val, risk, marker_risk,
      max_blocks) = _order_inputs_nb(state, m, pol, side)
     for i in range(n):
         t = otype[i]
@@ -732,7 +751,7 @@ def _order_rows_nb(state, m, pol, side, otype, oarea, n, known, base, base_done,
         if done[r]:
             continue
         _order_row_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, risk,
-                      max_blocks, side, t, a, known, base, base_done, rows, r)
+                      marker_risk, max_blocks, side, t, a, known, base, base_done, rows, r)
         done[r] = True
 
 
@@ -771,8 +790,11 @@ def fill_order_features_nb(state, orders, m, pol, side, otype, oarea, n, feat):
 
 class OrderFeatureCache(NamedTuple):
     """The ORDER features and scores of both sides during one placement step (SoE 7.2): the position
-    does not change while orders are placed, so a row (type, area) has the same features — and, the
-    scripted scorer being a pure function of them, the same score — at every decision of the step.
+    does not change while orders are placed, so a row (type, area) keeps its features — and, the
+    scripted scorer being a pure function of them, its score — from one decision of the step to the
+    next, except the rows an order placed since has changed: the side's own attack orders commit
+    blocks (:func:`commit_order_nb`) and the opponent's markers may be Defend orders
+    (:func:`enemy_marker_nb`); both forget exactly those rows.
     ``valid`` bool (2,) (cleared by the loop at the start of the step); ``known`` float64 (2,
     N_KNOWN, n_areas) (:func:`_order_known_nb`); ``base`` float64 (2, n_areas, N_FEAT) the area
     columns (``base_done`` bool (2, n_areas)); ``rows`` float64 (2, N_ORDER_TYPES * n_areas,
@@ -879,7 +901,7 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
     score_done = cache.score_done[side]
     row0 = cache.row0
     na = cache.base.shape[1]
-    (vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val, risk,
+    (vp, ip, ix, fort, mfront, control, garrison, ini_side, ini_level, wp_key, wp_val, risk, marker_risk,
      max_blocks) = _order_inputs_nb(state, m, pol, side)
     for i in range(n):
         t = otype[i]
@@ -904,7 +926,7 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
                     _order_area_cols_nb(vp, ip, ix, control, garrison, side, a, known, base, a)
                     base_done[a] = True
                 _order_type_cols_nb(pol, wp_key, wp_val, vp, ip, ix, fort, mfront, control, garrison, ini_side,
-                                    ini_level, risk, max_blocks, side, t, a, known, base, a)
+                                    ini_level, risk, marker_risk, max_blocks, side, t, a, known, base, a)
                 score[r] = _score_order_nb(p, base[a])
                 for q in _ORDER_TYPE_COLS:
                     base[a, q] = 0.0
@@ -949,6 +971,19 @@ def commit_order_nb(state, m, side, t, a, cache):
         if known[K_FREE_SP, a] > 0.0:
             known[K_FREE_SP, a] = 0.0
             _release_rows_nb(ip, ix, a, cache, side)
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def enemy_marker_nb(m, side, a, cache, marker_risk):
+    """The opponent of ``side`` has just placed an order marker (face down, SoE 7.2) in area ``a``:
+    ``side``'s known markers there go up by one, and while ``marker_risk`` > 0 its cached ORDER rows
+    whose ``p_win`` reads them (attacks on ``a``: Move To on ``a``, Move Out next to it) are forgotten.
+    Only while ``side``'s part of ``cache`` is in use."""
+    if not cache.valid[side]:
+        return
+    cache.known[side, K_EN_MARK, a] += 1.0
+    if marker_risk > 0.0:
+        _release_rows_nb(m.adj_indptr, m.adj_indices, a, cache, side)
 
 
 class FeatScratch(NamedTuple):
