@@ -248,10 +248,10 @@ class Tuning:
         f, g = s["fit"], s["global_fit"]
         if s.get("confirmation_games"):
             sl, sh = s["search_ci"]
-            lines.append(f"  crossing and interval from {s['confirmation_games']} confirmation games at the two integers "
-                         f"around it, played after the search: logit P = {f['a']:.3f} + {f['b']:.4f} x (the search's "
-                         f"own estimate {s['search_value']:.3f} [{sl:.3f}, {sh:.3f}] is not adjusted for when it "
-                         f"stopped)")
+            lines.append(f"  crossing and interval from {s['confirmation_games']} confirmation games at the two "
+                         f"integers around it, played after the search: logit P = {f['a']:.3f} + {f['b']:.4f} x "
+                         f"(the search's own estimate {s['search_value']:.3f} [{sl:.3f}, {sh:.3f}] is not adjusted "
+                         f"for when it stopped)")
         elif s["mode"] == "local":
             lines.append(f"  crossing from the two integers around it: logit P = {f['a']:.3f} + {f['b']:.4f} x")
         lines.append(f"  logistic fit to every value: logit P = {g['a']:.3f} + {g['b']:.4f} x (slope z {g['slope_z']:.1f}; "
