@@ -977,13 +977,26 @@ def commit_order_nb(state, m, side, t, a, cache):
 def enemy_marker_nb(m, side, a, cache, marker_risk):
     """The opponent of ``side`` has just placed an order marker (face down, SoE 7.2) in area ``a``:
     ``side``'s known markers there go up by one, and while ``marker_risk`` > 0 its cached ORDER rows
-    whose ``p_win`` reads them (attacks on ``a``: Move To on ``a``, Move Out next to it) are forgotten.
+    whose ``p_win`` reads them (attacks on ``a`` when enemy blocks stand there: Move To on ``a``, Move
+    Out next to it) are forgotten (their area columns stay: they do not read markers).
     Only while ``side``'s part of ``cache`` is in use."""
     if not cache.valid[side]:
         return
-    cache.known[side, K_EN_MARK, a] += 1.0
-    if marker_risk > 0.0:
-        _release_rows_nb(m.adj_indptr, m.adj_indices, a, cache, side)
+    known = cache.known[side]
+    known[K_EN_MARK, a] += 1.0
+    if marker_risk > 0.0 and known[K_EN_N, a] > 0.0:
+        # only the attacks on ``a`` read the marker (_reinforced_win_prob_nb: enemy blocks there): its Move To /
+        # Forced March To rows and the Move Out / Forced March Out rows of its neighbours
+        na = cache.base.shape[1]
+        for t in (onb.MOVE_TO, onb.FORCED_MARCH_TO):
+            cache.done[side, t * na + a] = False
+            cache.score_done[side, t * na + a] = False
+        for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
+            x = m.adj_indices[e]
+            if x != a:
+                for t in (onb.MOVE_OUT, onb.FORCED_MARCH_OUT):
+                    cache.done[side, t * na + x] = False
+                    cache.score_done[side, t * na + x] = False
 
 
 class FeatScratch(NamedTuple):
