@@ -670,8 +670,9 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
                         garrison_side, initiative_side, initiative_level, risk, marker_risk, max_blocks, side, t, a,
                         known, rows, r):
     """The ORDER columns type, area, p_win and target_vp of row (``t``, ``a >= 0``) into ``rows[r]``
-    (its area columns already filled; arrays only: inlined in loops). ``risk`` = the side's
-    ``reinforce_risk`` (:func:`_reinforced_win_prob_nb`), ``max_blocks`` the stacking limit."""
+    (its area columns already filled; arrays only: inlined in loops). ``risk`` / ``marker_risk`` = the
+    side's ``reinforce_risk`` / ``marker_risk`` (:func:`_reinforced_win_prob_nb`), ``max_blocks`` the
+    stacking limit."""
     rows[r, 0] = t
     rows[r, 1] = a
     forced = t == onb.FORCED_MARCH_TO or t == onb.FORCED_MARCH_OUT
@@ -711,7 +712,7 @@ def _order_type_cols_nb(pol, wp_key, wp_val, vp, adj_indptr, adj_indices, adj_fo
 def _order_inputs_nb(state, m, pol, side):
     """The arrays the ORDER row kernels read, taken out of the named tuples once before their loops:
     map VP, links and fortifications, fronts; control, garrisons, initiative; the win-probability
-    memo; ``side``'s ``reinforce_risk`` and the stacking limit."""
+    memo; ``side``'s ``reinforce_risk`` and ``marker_risk``, and the stacking limit."""
     return (m.vp, m.adj_indptr, m.adj_indices, m.adj_fortified, m.front, state.control, state.garrison_side,
             state.initiative_side, state.initiative_level, pol.wp_key, pol.wp_val, pol.params[side, P_REINFORCE_RISK],
             pol.params[side, P_MARKER_RISK], pol.max_blocks)
