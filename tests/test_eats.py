@@ -646,7 +646,9 @@ def _combat_cards(s, state, cs, policy_ids, seed=3, after_draw=True):
     """Run the battle-card and combat-card decisions of a battle (attacker 0, defender 1, area 0) and
     return (att_mod, def_mod, COMBAT_CARD events as (side, use, card, mod), rng_chance after)."""
     ids = np.array([pnb.POLICY_IDS[p] for p in policy_ids], np.int64)
-    pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+    params = nb.default_params_nb(ids)
+    params[:, pnb.P_CARD_MIN_GAIN] = 0.0  # the card-value rule: these tests are about the sequence, not the stakes
+    pol = pnb.make_policy_set_nb(ids, params, cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
     log = new_event_log(256)
     rng_chance = np.array([seed + 100], np.uint64)
     rng_policy = np.array([seed + 1, seed + 2], np.uint64)
@@ -744,7 +746,8 @@ def test_eats_ix_3_describe_and_score_the_drawn_card():
     feat[:, 2] = 0.0  # expected blind draw
     pnb.fill_drawn_card_features_nb(np.int64(12), np.int64(3), 2, feat)
     assert feat[0, 1] == 3.0 and (feat[:, 10] == 1).all() and (feat[:, 12] == 3).all()
-    p = pnb.DEFAULT_PARAMS[pnb.POLICY_IDS["balanced"]]
+    p = pnb.DEFAULT_PARAMS[pnb.POLICY_IDS["balanced"]].copy()
+    p[pnb.P_CARD_MIN_GAIN] = 0.0  # the card-value rule (the stakes rule reads p_win: tests/test_policies.py)
     scores = np.zeros(2)
     pnb.score_options_nb(p, pnb.DECISION.COMBAT_CARD, feat, 2, scores)
     assert scores[1] <= scores[0]  # a drawn +3 is kept against a hand +2 (+1)

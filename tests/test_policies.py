@@ -458,7 +458,8 @@ def test_registry_and_parameter_table():
 
 def test_scorer_picks_the_best_option_with_random_ties():
     rng = np.array([5], dtype=np.uint64)
-    p = pol.DEFAULT_PARAMS[pol.POLICY_BALANCED]
+    p = pol.DEFAULT_PARAMS[pol.POLICY_BALANCED].copy()
+    p[pol.P_CARD_MIN_GAIN] = 0.0  # the card-value rule of COMBAT_CARD
     feat = np.zeros((3, pol.N_FEAT))
     feat[:, 0] = [1, 2, 3]  # COMBAT_CARD: blind, two hand cards
     feat[:, 1] = [0.2, 3.0, 1.0]  # value
@@ -469,3 +470,171 @@ def test_scorer_picks_the_best_option_with_random_ties():
     assert pol.choose_option_nb(pol.POLICY_BALANCED, p, int(Decision.COMBAT_CARD), feat, 3, rng, 0) == 0
     ties = [pol.argmax_tie_nb(np.array([1.0, 0.0, 1.0, 1.0]), 4, rng) for _ in range(300)]
     assert set(ties) == {0, 2, 3}
+
+
+class _CombatCardOracle(JitPolicy):
+    """balanced (with ``params``), checking at every COMBAT_CARD decision the ``p_win`` / ``net_sp`` columns
+    against :func:`soe_sim.battle.battle_odds` of the battle the side knows (SoE 7.41: blocks are revealed
+    only after the cards are chosen), built here in plain Python from the position."""
+
+    def __init__(self, params=None):
+        super().__init__("balanced", params)
+        self.checked = 0
+        self.rows = []
+
+    def choose(self, decision, options, view):
+        if decision == Decision.COMBAT_CARD:
+            self._check(options, view)
+            self.rows.append(options.copy())
+        return super().choose(decision, options, view)
+
+    def _check(self, options, view):
+        from soe_sim.battle import Battle, Block, battle_odds
+        from soe_sim.engine.cards.nb import DISCARD, DRAW_PILE, IN_PLAY, REMOVED
+
+        st, orders, cards, setup = view.state, view.orders, view.cards, view.setup
+        side, enemy = view.side, 1 - view.side
+        if (cards.location[side] == IN_PLAY).any():
+            return  # an own battle card on the table: not built here
+        area = int(options["area"].iloc[0])
+        attacker = bool(options["attacker"].iloc[0])
+        defender = enemy if attacker else side
+        on = (st.block_status == 0) & (st.block_area == area)
+        names = ("polish", "soviet")
+
+        def sp(b):  # SoE 7.41.3: the enemy's blocks are revealed after the cards: unknown_sp for unseen ones
+            return int(st.block_sp[b]) if st.block_side[b] == side or orders.seen[side, b] else 3
+
+        def block(b):
+            return Block(sp(b), int(st.block_arm[b]), forced_march=bool(orders.forced_march[b]),
+                         reorganizing=bool(orders.reorganizing[b]))
+
+        att = {}
+        for b in np.flatnonzero(on & (st.block_side == 1 - defender)):  # SoE 7.34: grouped by entry link
+            att.setdefault(int(st.block_prev_area[b]), []).append(block(b))
+        dfd = np.flatnonzero(on & (st.block_side == defender))
+        held = st.garrison_side[area] == defender or (st.block_prev_area[dfd] < 0).any()
+        moved = [b for b in dfd if st.block_prev_area[b] >= 0]
+        first = min((st.block_arrival[b] for b in moved), default=None)
+        support = {int(st.block_prev_area[b]) for b in moved if held or st.block_arrival[b] > first}
+        links = dict(zip(setup.game_map.adj_indices[setup.game_map.adj_indptr[area]:setup.game_map.adj_indptr[area + 1]],
+                         setup.game_map.adj_fortified[setup.game_map.adj_indptr[area]:setup.game_map.adj_indptr[area + 1]]))
+        fortified = bool(att) and all(links.get(d, False) for d in att)
+        k = int(orders.n_orders[0])
+        defend = bool(((orders.order_side[:k] == defender) & (orders.order_area[:k] == area)
+                       & (orders.order_type[:k] == int(OrderType.DEFEND)) & (orders.order_status[:k] != 2)).any()
+                      and (st.block_prev_area[dfd] < 0).any())  # SoE 7.2
+        front = setup.game_map.front[area]
+        att_side = 1 - defender
+        try:
+            battle = Battle(attacker=tuple(tuple(v) for v in att.values()), defender=tuple(block(b) for b in dfd),
+                            support_directions=len(support), garrison=bool(st.garrison_side[area] == defender),
+                            defend=defend, fortified=fortified, attacker_side=names[att_side],
+                            initiative_holder="attacker" if st.initiative_side[front] == att_side else "defender",
+                            initiative_level=int(st.initiative_level[front]))
+        except SoeInputError:
+            return  # beyond the calculator's limits (e.g. an unseen block estimated above its class's SP)
+        start = setup.cards0
+        enemy_deck = {}
+        for c in np.flatnonzero(start.location[enemy] != REMOVED):
+            v = int(start.combat_modifier[enemy, c])
+            enemy_deck[v] = enemy_deck.get(v, 0) + 1
+        pile = np.flatnonzero(cards.location[side] == DRAW_PILE)
+        if len(pile) == 0:
+            pile = np.flatnonzero(cards.location[side] == DISCARD)
+        for i, row in options.iterrows():
+            if i == 0:
+                own_deck = {}
+                for c in pile:
+                    v = int(cards.combat_modifier[side, c])
+                    own_deck[v] = own_deck.get(v, 0) + 1
+                own_deck = own_deck or {0: 1}
+            else:
+                own_deck = {int(row["value"]): 1}
+            mt = battle_odds(battle, decks={names[side]: own_deck, names[enemy]: enemy_deck}).metrics
+            p = mt["attacker_win"] if attacker else mt["defender_win"]
+            net = mt["defender_losses_mean"] - mt["attacker_losses_mean"]
+            net = net if attacker else -net
+            assert row["p_win"] == pytest.approx(p, abs=1e-9), (view.round, view.phase, i)
+            assert row["net_sp"] == pytest.approx(net, abs=1e-9), (view.round, view.phase, i)
+            assert row["p_win_draw"] == options["p_win"].iloc[0] and row["net_sp_draw"] == options["net_sp"].iloc[0]
+        self.checked += 1
+
+
+def test_combat_card_odds_are_the_exact_odds_of_the_battle_the_side_knows():
+    """COMBAT_CARD ``p_win`` / ``net_sp`` (and the draw's, in every row) equal the exact odds calculator's for
+    the battle as the choosing side knows it: the blocks by entry link (SoE 7.34), supporting directions,
+    fortification, half strength, seen enemy SP and ``unknown_sp`` for the rest (SoE 7.41.3), the garrison, a
+    revealed Defend order (SoE 7.2, 7.3), the initiative; own card fixed (a hand card: its value + 1, SoE
+    7.41.2) or drawn from the own draw pile, the enemy's drawn from its deck."""
+    checked = 0
+    for seed in range(3):
+        pl, so = _CombatCardOracle(), _CombatCardOracle()
+        play_game("kiev-offensive", seed, polish=pl, soviet=so)
+        checked += pl.checked + so.checked
+    assert checked >= 20
+
+
+def test_card_min_gain_plays_a_hand_card_only_for_what_it_changes():
+    """``card_min_gain`` > 0: a hand card is played only when its gain in the battle's odds, (p_win - p_win_draw)
+    x (1 + area VP / 2) + 0.1 x (net_sp - net_sp_draw), beats the threshold plus the card's value for orders
+    and cubes; the best such card is played. At 0 the card-value rule (hand_margin) decides alone."""
+    rng = np.array([5], dtype=np.uint64)
+    p = pol.DEFAULT_PARAMS[pol.POLICY_BALANCED].copy()
+    assert p[pol.P_CARD_MIN_GAIN] > 0  # on by default
+    p[pol.P_CARD_MIN_GAIN] = 0.0
+    cols = FEATURES[int(Decision.COMBAT_CARD)]
+    c = {name: cols.index(name) for name in cols}
+    feat = np.zeros((3, pol.N_FEAT))
+    feat[:, c["card"]] = [0, 2, 3]  # the draw, two hand cards
+    feat[:, c["value"]] = [0.8, 3.0, 2.0]
+    feat[:, c["expected_blind"]] = 0.8
+    feat[:, c["p_win"]] = [0.50, 0.53, 0.58]
+    feat[:, c["p_win_draw"]] = 0.50
+    kind = int(Decision.COMBAT_CARD)
+    assert pol.choose_option_nb(pol.POLICY_BALANCED, p, kind, feat, 3, rng, 0) == 1  # value rule: the best value
+    p[pol.P_CARD_MIN_GAIN] = 0.05
+    assert pol.choose_option_nb(pol.POLICY_BALANCED, p, kind, feat, 3, rng, 0) == 2  # the best gain (0.08)
+    p[pol.P_CARD_MIN_GAIN] = 0.1
+    assert pol.choose_option_nb(pol.POLICY_BALANCED, p, kind, feat, 3, rng, 0) == 0  # no card gains enough
+    feat[:, c["area_vp"]] = 2.0  # a key city: the gain doubles (0.16)
+    assert pol.choose_option_nb(pol.POLICY_BALANCED, p, kind, feat, 3, rng, 0) == 2
+
+
+class _CombatCardChoices(JitPolicy):
+    """balanced with ``card_min_gain`` 0.05, keeping each COMBAT_CARD decision's rows and the row chosen."""
+
+    def __init__(self):
+        super().__init__("balanced", {"card_min_gain": 0.05})
+        self.seen = []
+
+    def choose(self, decision, options, view):
+        j = super().choose(decision, options, view)
+        if decision == Decision.COMBAT_CARD:
+            self.seen.append((options.copy(), j))
+        return j
+
+
+def test_card_min_gain_keeps_hand_cards_for_battles_where_they_matter():
+    """In games with ``card_min_gain`` on, a hand card is played exactly when one gains more than the threshold
+    (plus its card value) in its battle's exact odds, and it is the best one; hand cards the value rule
+    (hand_margin) would have spent on battles they hardly change stay in hand."""
+    played = kept_by_stakes = 0
+    for seed in range(4):
+        for side in ("polish", "soviet"):
+            p = _CombatCardChoices()
+            play_game("kiev-offensive", seed, **{side: p, ("soviet" if side == "polish" else "polish"): "balanced"})
+            for r, j in p.seen:
+                after = r["after_draw"] > 0
+                alt = r["drawn"] if after.iloc[0] else r["expected_blind"]
+                keep = 0.01 * (r["orders"] + 0.5 * r["cubes"])
+                net = (r["p_win"] - r["p_win_draw"]) * (1 + 0.5 * r["area_vp"]) + 0.1 * (r["net_sp"] - r["net_sp_draw"])
+                score = (net - 0.05 - keep).to_numpy()[1:]
+                if j > 0:
+                    played += 1
+                    assert score[j - 1] > 0 and score[j - 1] >= score.max() - 1e-9
+                else:
+                    assert len(score) == 0 or score.max() <= 1e-9
+                    value_rule = (r["value"] - alt - 0.5 - keep).to_numpy()[1:]
+                    kept_by_stakes += bool(len(value_rule) and value_rule.max() > 0)
+    assert played > 0 and kept_by_stakes > 0

@@ -1616,6 +1616,7 @@ def _combat_card_pick_nb(state, cs, orders, m, side, area, attacker, policies, r
         pnb.fill_battle_features_nb(state, cs, orders, m, policies, side, area, attacker, opts, k, True, feat)
         if after_draw:
             pnb.fill_drawn_card_features_nb(drawn, drawn_mod, k, feat)
+        pnb.fill_combat_card_odds_nb(state, cs, orders, m, policies, side, area, attacker, k, feat)
     j = decide_nb(policies, side, DECISION.COMBAT_CARD, k, feat, rng_policy, ctr, cfg)
     return opts[j]
 

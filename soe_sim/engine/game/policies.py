@@ -32,11 +32,12 @@ import numpy as np
 from soe_sim._jit import njit
 from soe_sim.battle import nb as bnb
 from soe_sim.data.enums import ARM, EVENT_KIND
-from soe_sim.engine.battles.nb import defender_side_nb
+from soe_sim.engine.battles.nb import battle_inputs_nb, defender_side_nb
 from soe_sim.engine.cards.nb import (
     DISCARD,
     DRAW_PILE,
     HAND,
+    IN_PLAY,
     N_CUBE_KINDS,
     USE_CUBES,
     USE_EVENT,
@@ -118,7 +119,8 @@ PARAM_DOCS = {
     "recon_weight": "score per unseen enemy block in a Recon area",
     "keep_cards": "number of best combat cards kept in hand (not played for orders or cubes)",
     "hand_margin": "play a combat card from hand when its value (+ hand bonus) beats the expected blind draw "
-                   "(after the draw, EatS IX.3 combat.choose_after_draw: the drawn card's value) by at least this",
+                   "(after the draw, EatS IX.3 combat.choose_after_draw: the drawn card's value) by at least this; "
+                   "only while card_min_gain is 0",
     "orders_weight": "value of one order printed on a card (card play, discards)",
     "cubes_weight": "value of one reinforcement cube printed on a card (card play, discards)",
     "battle_card": "score of playing a battle card (> 0: play it, <= 0: keep it)",
@@ -134,6 +136,9 @@ PARAM_DOCS = {
                       "SoE 7.3)",
     "marker_risk": "weight, in an attack order's p_win, of an enemy order marker already in the target being "
                    "a Defend order (markers lie face down, SoE 7.2: the side sees where, not what)",
+    "card_min_gain": "play a combat card from hand only when it raises this battle's exact win chance over the "
+                     "draw (weighted by 1 + area VP / 2, plus 0.1 per SP of expected net losses saved) by at least "
+                     "this (COMBAT_CARD ``p_win`` / ``p_win_draw``); 0: off — hand_margin's card-value rule alone",
     "slot": "(Python policies) the registry slot of the Python object; set by play_game",
 }
 PARAMS = tuple(PARAM_DOCS)
@@ -145,7 +150,7 @@ PARAM_RANGES = {
     "omniscient": (0, 1, True), "unknown_sp": (0, None, False), "attack_threshold": (0, 1, False),
     "withdraw_ratio": (0, None, False), "keep_cards": (0, None, True), "place_first": (0, 1, False),
     "exec_first": (0, 1, False), "reserve": (0, None, True), "reinforce_risk": (0, 1, False),
-    "marker_risk": (0, 1, False),
+    "marker_risk": (0, 1, False), "card_min_gain": (0, None, False),
 }
 P_OMNISCIENT = PARAMS.index("omniscient")
 P_UNKNOWN_SP = PARAMS.index("unknown_sp")
@@ -170,13 +175,14 @@ P_COMBINE_WEIGHT = PARAMS.index("combine_weight")
 P_LEADER_RESERVE = PARAMS.index("leader_reserve")
 P_REINFORCE_RISK = PARAMS.index("reinforce_risk")
 P_MARKER_RISK = PARAMS.index("marker_risk")
+P_CARD_MIN_GAIN = PARAMS.index("card_min_gain")
 P_SLOT = PARAMS.index("slot")
 
 _BASE = dict(omniscient=0.0, unknown_sp=3.0, attack_threshold=0.55, attack_weight=2.0, capture_weight=2.0,
              hold_weight=1.5, defend_weight=1.0, withdraw_ratio=3.0, advance_weight=0.3, recon_weight=0.3,
              keep_cards=1.0, hand_margin=0.5, orders_weight=1.0, cubes_weight=0.5, battle_card=1.0,
              place_first=0.0, exec_first=0.5, reserve=1.0, front_weight=1.0, combine_weight=1.0,
-             leader_reserve=0.2, reinforce_risk=0.0, marker_risk=0.5, slot=-1.0)
+             leader_reserve=0.2, reinforce_risk=0.0, marker_risk=0.5, card_min_gain=0.03, slot=-1.0)
 _DEFAULTS = {
     "random": dict(_BASE),
     "aggressive": dict(_BASE, attack_threshold=0.4, attack_weight=3.0, capture_weight=3.0, hold_weight=0.5,
@@ -212,7 +218,8 @@ FEATURES = {
     DECISION.BATTLE_CARD: ("card", "attacker", "own_sp", "enemy_sp", "area_vp", "combat_value", "enemy_extra_loss",
                            "own_loss_reduction"),
     DECISION.COMBAT_CARD: ("card", "value", "expected_blind", "orders", "cubes", "attacker", "own_sp", "enemy_sp",
-                           "area_vp", "hand_size", "after_draw", "drawn_card", "drawn"),
+                           "area_vp", "hand_size", "after_draw", "drawn_card", "drawn", "p_win", "p_win_draw",
+                           "net_sp", "net_sp_draw", "area"),
     DECISION.REORGANIZE: ("block", "sp", "max_sp", "deficit"),
     DECISION.GARRISON: ("place", "area", "area_vp"),
     DECISION.COMBINE: ("pass", "absorber", "absorbed", "absorber_sp", "absorbed_sp", "area", "gain"),
@@ -1164,6 +1171,166 @@ def fill_drawn_card_features_nb(drawn, drawn_mod, n, feat):
 
 
 @njit(cache=True, _nrt=False, internal=True)
+def _defend_known_nb(state, orders, side, area):
+    """:func:`soe_sim.engine.orders.nb.defend_flag_nb` without its side effect: whether ``side``'s force
+    in ``area`` has the Defend Area benefit (a placed Defend order there and a block that began the
+    phase there, SoE 7.2). Defend orders are revealed when the battles are resolved (SoE 7.3), so both
+    players know it at the combat card."""
+    found = False
+    for o in range(orders.n_orders[0]):
+        if (orders.order_side[o] == side and orders.order_area[o] == area and orders.order_type[o] == onb.DEFEND
+                and orders.order_status[o] != onb.REMOVED):
+            found = True
+    if not found:
+        return False
+    for b in range(state.block_side.shape[0]):
+        if (state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area
+                and state.block_side[b] == side and state.block_prev_area[b] < 0):
+            return True
+    return False
+
+
+@njit(cache=True, _nrt=True, internal=True)
+def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, drawn_card, prep):
+    """The prepared battle (:func:`soe_sim.battle.nb.prepare_battle_nb`) in ``area`` as ``side`` knows it
+    when it chooses its combat card: the blocks, their directions and supporting directions, the
+    fortification, half strength (forced march, reorganizing: revealed orders), the garrison and a
+    revealed Defend order exactly as the engine will resolve them (:func:`battle_inputs_nb`), but with
+    ``unknown_sp`` for each enemy block ``side`` has not seen (SoE 7.41.3: blocks are revealed only
+    after the cards; the ``omniscient`` switch shows them), ``side``'s own battle card on the table
+    (the enemy's is face down) and no Withdraw."""
+    nbk = state.block_side.shape[0]
+    defender = 1 - side if attacker else side
+    att_side = 1 - defender
+    half = np.empty(nbk, dtype=np.bool_)
+    onb.block_half_nb(orders, half)
+    att_idx = np.empty(nbk, dtype=np.int64)
+    def_idx = np.empty(nbk, dtype=np.int64)
+    att_dir = np.empty(nbk, dtype=np.int64)
+    n_att, n_def, n_support, fortified = battle_inputs_nb(state, m, area, defender, half, att_idx, def_idx, att_dir)
+    omni = pol.params[side, P_OMNISCIENT] > 0.5
+    usp = max(1, int(pol.params[side, P_UNKNOWN_SP] + 0.5))
+    att_sp = np.empty(n_att, dtype=np.int64)
+    att_half = np.empty(n_att, dtype=np.bool_)
+    att_arm = np.empty(n_att, dtype=np.int64)
+    for k in range(n_att):
+        b = att_idx[k]
+        att_sp[k] = state.block_sp[b] if (att_side == side or omni or orders.seen[side, b]) else usp
+        att_half[k] = half[b]
+        att_arm[k] = state.block_arm[b]
+    def_sp = np.empty(n_def, dtype=np.int64)
+    def_half = np.empty(n_def, dtype=np.bool_)
+    def_arm = np.empty(n_def, dtype=np.int64)
+    for k in range(n_def):
+        b = def_idx[k]
+        def_sp[k] = state.block_sp[b] if (defender == side or omni or orders.seen[side, b]) else usp
+        def_half[k] = half[b]
+        def_arm[k] = state.block_arm[b]
+    att_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
+    def_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
+    own_eff = att_eff if attacker else def_eff
+    for c in range(cs.location.shape[1]):
+        if cs.location[side, c] == IN_PLAY and c + 1 != drawn_card:  # the own battle card (SoE 7.41.1)
+            for e in range(bnb.N_EFFECT):
+                own_eff[e] = cs.battle_effect[side, c, e]
+    garrison = state.garrison_side[area] == defender
+    defend = _defend_known_nb(state, orders, defender, area)
+    front = m.front[area]
+    holder = 0 if state.initiative_side[front] == att_side else 1
+    bnb.prepare_battle_nb(att_sp, att_half, att_arm, att_dir[:n_att], def_sp, def_half, def_arm, n_support, garrison,
+                          defend, fortified, bnb.WITHDRAW_NONE, att_eff, def_eff, holder,
+                          state.initiative_level[front], pol.cr, prep)
+
+
+@njit(cache=True, _nrt=True, internal=True)
+def _combat_value_odds_nb(pol, prep, side, attacker, lo, p_out, net_out):
+    """For each combat modifier ``lo + k`` of ``side`` (``k < p_out.shape[0]``) in the prepared battle
+    ``prep``: ``side``'s exact chance to win (``p_out[k]``) and the expected SP the enemy loses minus
+    those ``side`` loses (``net_out[k]``) against the enemy's blind draw from its deck distribution
+    (SoE 7.41; ties are the defender's, R9)."""
+    enemy = 1 - side
+    res = np.empty(bnb.N_OUT, dtype=np.int64)
+    for k in range(p_out.shape[0]):
+        mod = lo + k
+        p = 0.0
+        net = 0.0
+        for j in range(pol.deck_n[enemy]):
+            q = pol.deck_prob[enemy, j]
+            if attacker:
+                bnb.resolve_nb(prep, mod, pol.deck_val[enemy, j], pol.cr, res)
+                if res[bnb.O_ATTACKER_WINS] == 1:
+                    p += q
+                net += q * (res[bnb.O_DEF_LOSSES] - res[bnb.O_ATT_LOSSES])
+            else:
+                bnb.resolve_nb(prep, pol.deck_val[enemy, j], mod, pol.cr, res)
+                if res[bnb.O_ATTACKER_WINS] == 0:
+                    p += q
+                net += q * (res[bnb.O_ATT_LOSSES] - res[bnb.O_DEF_LOSSES])
+        p_out[k] = p
+        net_out[k] = net
+
+
+@njit(cache=True, _nrt=True, internal=True)
+def fill_combat_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, n, feat):
+    """COMBAT_CARD columns ``p_win`` / ``net_sp`` of each row, in every row those of row 0 (the draw:
+    ``p_win_draw`` / ``net_sp_draw``) and the battle's ``area``: ``side``'s exact chance to win the
+    battle and its expected net SP (enemy losses minus own) when its combat modifier is the row's
+    ``value`` (row 0: averaged over the cards its blind draw may bring — the draw pile, else the
+    discard pile that will be reshuffled; after the draw, EatS IX.3, the card drawn) against the
+    enemy's blind draw from its deck distribution, in the battle as ``side`` knows it
+    (:func:`_known_battle_prep_nb`). Call after :func:`fill_battle_features_nb` (and
+    :func:`fill_drawn_card_features_nb`): reads the ``value`` column."""
+    after_draw = feat[0, 10] > 0
+    drawn_card = int(feat[0, 11]) if after_draw else -1
+    prep = np.empty(bnb.N_PREP, dtype=np.int64)
+    _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, drawn_card, prep)
+    lo = 0
+    hi = 0
+    for c in range(cs.location.shape[1]):
+        v = cs.combat_modifier[side, c]
+        lo = min(lo, v)
+        hi = max(hi, v + pol.hand_bonus)
+    for i in range(n):
+        v = int(np.floor(feat[i, 1]))
+        lo = min(lo, v)
+        hi = max(hi, v + 1)
+    p_mod = np.empty(hi - lo + 1, dtype=np.float64)
+    net_mod = np.empty(hi - lo + 1, dtype=np.float64)
+    _combat_value_odds_nb(pol, prep, side, attacker, lo, p_mod, net_mod)
+    p0 = 0.0
+    net0 = 0.0
+    if after_draw:
+        p0 = p_mod[int(feat[0, 12]) - lo]
+        net0 = net_mod[int(feat[0, 12]) - lo]
+    else:
+        cnt = 0
+        for pile in (DRAW_PILE, DISCARD):
+            if cnt == 0:
+                for c in range(cs.location.shape[1]):
+                    if cs.location[side, c] == pile:
+                        p0 += p_mod[cs.combat_modifier[side, c] - lo]
+                        net0 += net_mod[cs.combat_modifier[side, c] - lo]
+                        cnt += 1
+        if cnt > 0:
+            p0 /= cnt
+            net0 /= cnt
+        else:
+            p0 = p_mod[-lo]
+            net0 = net_mod[-lo]
+    for i in range(n):
+        if i == 0:
+            feat[i, 13] = p0
+            feat[i, 15] = net0
+        else:
+            k = int(feat[i, 1]) - lo
+            feat[i, 13] = p_mod[k]
+            feat[i, 15] = net_mod[k]
+        feat[i, 14] = p0
+        feat[i, 16] = net0
+        feat[i, 17] = area
+
+
+@njit(cache=True, _nrt=False, internal=True)
 def fill_reorganize_features_nb(state, rows, n, feat):
     for i in range(n):
         b = rows[i]
@@ -1652,8 +1819,13 @@ def score_options_nb(p, kind, feat, n, out):
         elif kind == DECISION.COMBAT_CARD:
             if f[0] > 0:  # a hand card against the blind draw's expectation (SoE 7.41.2), or against the
                 # card already drawn (EatS IX.3 item 2, after_draw)
-                alt = f[12] if f[10] > 0 else f[2]
-                s = f[1] - alt - p[P_HAND_MARGIN] - 0.01 * (p[P_ORDERS_WEIGHT] * f[3] + p[P_CUBES_WEIGHT] * f[4])
+                keep = 0.01 * (p[P_ORDERS_WEIGHT] * f[3] + p[P_CUBES_WEIGHT] * f[4])
+                if p[P_CARD_MIN_GAIN] > 0.0:  # the stakes: what the card changes in this battle's exact odds
+                    gain = (f[13] - f[14]) * (1.0 + 0.5 * f[8]) + 0.1 * (f[15] - f[16])
+                    s = gain - p[P_CARD_MIN_GAIN] - keep
+                else:
+                    alt = f[12] if f[10] > 0 else f[2]
+                    s = f[1] - alt - p[P_HAND_MARGIN] - keep
         elif kind == DECISION.REORGANIZE:
             s = f[3]
         elif kind == DECISION.GARRISON:
