@@ -51,7 +51,8 @@ def main(policy, params, scenarios, opponents, games, seed, threads, out):
                 frames = []
                 for key, value in arms:
                     me = (policy, {key: value})
-                    pair = {"polish": me, "soviet": opponent} if side == "polish" else {"polish": opponent, "soviet": me}
+                    pair = ({"polish": me, "soviet": opponent} if side == "polish"
+                            else {"polish": opponent, "soviet": me})
                     frames.append(soe_sim.simulate(scenario, games=n, seed=seed, threads=threads, **pair))
                 sign = 1 if side == "polish" else -1
                 ref = frames[0]
@@ -62,7 +63,8 @@ def main(policy, params, scenarios, opponents, games, seed, threads, out):
                         "scenario": scenario, "side": side, "opponent": opponent, "param": key, "value": value,
                         "games": n, "win": round(float((df["winner"] == side).mean()), 4),
                         "vp_gained": round(float(d.mean()), 3),
-                        "vp_gained_ci95": [round(float(d.mean() - 1.96 * se), 3), round(float(d.mean() + 1.96 * se), 3)],
+                        "vp_gained_ci95": [round(float(d.mean() - 1.96 * se), 3),
+                                           round(float(d.mean() + 1.96 * se), 3)],
                         "games_changed": int((d != 0).sum()),
                     })
     emit_json({"policy": policy, "reference": f"{arms[0][0]}={arms[0][1]:g}", "seed": seed,

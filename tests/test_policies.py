@@ -517,8 +517,9 @@ class _CombatCardOracle(JitPolicy):
         moved = [b for b in dfd if st.block_prev_area[b] >= 0]
         first = min((st.block_arrival[b] for b in moved), default=None)
         support = {int(st.block_prev_area[b]) for b in moved if held or st.block_arrival[b] > first}
-        links = dict(zip(setup.game_map.adj_indices[setup.game_map.adj_indptr[area]:setup.game_map.adj_indptr[area + 1]],
-                         setup.game_map.adj_fortified[setup.game_map.adj_indptr[area]:setup.game_map.adj_indptr[area + 1]]))
+        gm = setup.game_map
+        edges = slice(gm.adj_indptr[area], gm.adj_indptr[area + 1])
+        links = dict(zip(gm.adj_indices[edges], gm.adj_fortified[edges]))  # SoE 1.2: fortified links into the area
         fortified = bool(att) and all(links.get(d, False) for d in att)
         k = int(orders.n_orders[0])
         defend = bool(((orders.order_side[:k] == defender) & (orders.order_area[:k] == area)
