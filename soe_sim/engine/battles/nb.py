@@ -257,6 +257,21 @@ def battle_inputs_nb(state, map_arrays, area, defender, block_half,
     return n_att, n_def, n_support, fortified
 
 
+@njit(cache=True, _nrt=True, internal=True)
+def force_arrays_nb(state, idx, n, block_half):
+    """The resolver's arrays of one side's blocks ``idx[:n]`` (:func:`soe_sim.battle.nb.prepare_battle_nb`):
+    SP (int64), half strength (bool: ``block_half``, SoE 7.2) and arm (int64), each of shape (n,)."""
+    sp = np.empty(n, dtype=np.int64)
+    half = np.empty(n, dtype=np.bool_)
+    arm = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        b = idx[k]
+        sp[k] = state.block_sp[b]
+        half[k] = block_half[b]
+        arm[k] = state.block_arm[b]
+    return sp, half, arm
+
+
 @njit(cache=True, _nrt=False, internal=True)
 def take_losses_nb(state, idx, n, losses):
     """SoE 7.41.5: losses come off the strongest remaining block one SP at a time (ties: lowest
@@ -356,22 +371,8 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
     out[B_ATT_BLOCKS] = n_att
     out[B_DEF_BLOCKS] = n_def
 
-    att_sp = np.empty(n_att, dtype=np.int64)
-    att_half = np.empty(n_att, dtype=np.bool_)
-    att_arm = np.empty(n_att, dtype=np.int64)
-    for k in range(n_att):
-        b = att_idx[k]
-        att_sp[k] = state.block_sp[b]
-        att_half[k] = block_half[b]
-        att_arm[k] = state.block_arm[b]
-    def_sp = np.empty(n_def, dtype=np.int64)
-    def_half = np.empty(n_def, dtype=np.bool_)
-    def_arm = np.empty(n_def, dtype=np.int64)
-    for k in range(n_def):
-        b = def_idx[k]
-        def_sp[k] = state.block_sp[b]
-        def_half[k] = block_half[b]
-        def_arm[k] = state.block_arm[b]
+    att_sp, att_half, att_arm = force_arrays_nb(state, att_idx, n_att, block_half)
+    def_sp, def_half, def_arm = force_arrays_nb(state, def_idx, n_def, block_half)
     garrison = state.garrison_side[area] == defender
 
     front = map_arrays.front[area]

@@ -32,7 +32,7 @@ import numpy as np
 from soe_sim._jit import njit
 from soe_sim.battle import nb as bnb
 from soe_sim.data.enums import ARM, EVENT_KIND
-from soe_sim.engine.battles.nb import battle_inputs_nb, defender_side_nb
+from soe_sim.engine.battles.nb import battle_inputs_nb, defender_side_nb, force_arrays_nb
 from soe_sim.engine.cards.nb import (
     DISCARD,
     DRAW_PILE,
@@ -1210,22 +1210,13 @@ def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, drawn
     n_att, n_def, n_support, fortified = battle_inputs_nb(state, m, area, defender, half, att_idx, def_idx, att_dir)
     omni = pol.params[side, P_OMNISCIENT] > 0.5
     usp = max(1, int(pol.params[side, P_UNKNOWN_SP] + 0.5))
-    att_sp = np.empty(n_att, dtype=np.int64)
-    att_half = np.empty(n_att, dtype=np.bool_)
-    att_arm = np.empty(n_att, dtype=np.int64)
-    for k in range(n_att):
-        b = att_idx[k]
-        att_sp[k] = state.block_sp[b] if (att_side == side or omni or orders.seen[side, b]) else usp
-        att_half[k] = half[b]
-        att_arm[k] = state.block_arm[b]
-    def_sp = np.empty(n_def, dtype=np.int64)
-    def_half = np.empty(n_def, dtype=np.bool_)
-    def_arm = np.empty(n_def, dtype=np.int64)
-    for k in range(n_def):
-        b = def_idx[k]
-        def_sp[k] = state.block_sp[b] if (defender == side or omni or orders.seen[side, b]) else usp
-        def_half[k] = half[b]
-        def_arm[k] = state.block_arm[b]
+    att_sp, att_half, att_arm = force_arrays_nb(state, att_idx, n_att, half)
+    def_sp, def_half, def_arm = force_arrays_nb(state, def_idx, n_def, half)
+    if not omni:  # the enemy's blocks ``side`` has not seen count ``unknown_sp``
+        enemy_idx, enemy_sp, n_enemy = (def_idx, def_sp, n_def) if attacker else (att_idx, att_sp, n_att)
+        for k in range(n_enemy):
+            if not orders.seen[side, enemy_idx[k]]:
+                enemy_sp[k] = usp
     att_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     def_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     own_eff = att_eff if attacker else def_eff
