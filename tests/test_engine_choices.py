@@ -420,6 +420,43 @@ def test_soe_7_41_battle_choices_are_made_before_any_is_played():
     assert checks > 20
 
 
+def test_soe_7_41_3_blocks_are_revealed_after_the_card_choices():
+    """SoE 7.41 item 3 "Both players now reveal their blocks" comes after the battle and combat cards (items
+    1–2; reading O11): at a COMBAT_CARD decision the enemy blocks of the battle the side had not seen are still
+    hidden from it (their SP NaN in the step view), and once the battle is resolved both sides have seen every
+    block that fought."""
+    hidden = checks = 0
+    for seed in (3, 4, 5):
+        with StepGame("kiev-offensive", seed, polish="step", soviet="step") as g:
+            while not g.is_terminal:
+                d = g.decision
+                if d.kind == Decision.COMBAT_CARD:
+                    area = int(g.features["area"].iloc[0])
+                    raw = g.state_view.raw
+                    st = raw.state
+                    foe = np.flatnonzero((st.block_status == 0) & (st.block_area == area)
+                                         & (st.block_side == 1 - d.side_index))
+                    unseen = [b for b in foe if not raw.orders.seen[d.side_index, b]]
+                    hidden += len(unseen)
+                    blocks = g.state_view.blocks
+                    ids = set(raw.setup.block_ids[unseen])
+                    assert blocks[blocks["block"].isin(ids)]["sp"].isna().all()
+                    fighting = np.flatnonzero((st.block_status == 0) & (st.block_area == area))
+                    g.apply(g.state_view.rand_below(len(g.legal_actions)))
+                    # the defender's combat card may come next; then the battle is resolved
+                    while not g.is_terminal and g.decision.kind == Decision.COMBAT_CARD:
+                        g.apply(g.state_view.rand_below(len(g.legal_actions)))
+                    if g.is_terminal or (g.decision.round, g.decision.phase) != (d.round, d.phase):
+                        continue  # a new phase starts with its own knowledge (O11)
+                    seen = g.state_view.raw.orders.seen
+                    alive = fighting[g.state_view.raw.state.block_status[fighting] == 0]
+                    assert seen[0, alive].all() and seen[1, alive].all()
+                    checks += 1
+                    continue
+                g.apply(g.state_view.rand_below(len(g.legal_actions)))
+    assert checks > 10 and hidden > 0
+
+
 # --- neutral nations, Kaunas, nation limits (G15, G16) ---------------------------------------------------
 
 

@@ -72,7 +72,9 @@ def test_leader_orders_advances_and_battle_choices_are_tracked_and_told():
     (7.43), choice among equal battles (7.4), lost leader and battle gets its line, and the advances keep
     the tracked map equal to the one recorded after every phase (they were once neither told nor tracked)."""
     seen = dict.fromkeys(("leader_order", "advance", "battle_chosen", "leader_lost"), 0)
-    for game_index in range(4):
+    for game_index in range(12):
+        if game_index >= 4 and all(seen.values()):
+            break
         story, _, result = play_story("kiev-offensive", 3, game_index, polish="balanced", soviet="balanced")
         assert story.tracking_mismatches == 0, game_index
         text = narrate(story, snapshot_dir=None)
@@ -88,7 +90,7 @@ def test_leader_orders_advances_and_battle_choices_are_tracked_and_told():
             n = int(kinds.get(kind, 0))
             assert len(re.findall(pattern, text, flags=re.M)) == n, (game_index, kind)
             seen[kind] += n
-    assert all(seen.values()), seen  # the four games exercise every kind
+    assert all(seen.values()), seen  # the games (at least four) exercise every kind
 
 
 # --------------------------------------------------------------------------------------------------

@@ -257,7 +257,7 @@ def battle_inputs_nb(state, map_arrays, area, defender, block_half,
     return n_att, n_def, n_support, fortified
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=True)
 def force_arrays_nb(state, idx, n, block_half):
     """The resolver's arrays of one side's blocks ``idx[:n]`` (:func:`soe_sim.battle.nb.prepare_battle_nb`):
     SP (int64), half strength (bool: ``block_half``, SoE 7.2) and arm (int64), each of shape (n,)."""

@@ -1788,7 +1788,6 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         if defender < 0:
             defender = state.garrison_side[area]
         attacker = 1 - defender
-        onb.mark_battle_nb(state, orders, area)
         designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cfg, reorg_rows)
         onb.block_half_nb(orders, block_half)
         defend = onb.defend_flag_nb(state, orders, defender, area)
@@ -1802,6 +1801,9 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         else:  # SoE 7.41.1-2: both battle cards, then both combat cards, chosen before the draw (R10, E-B8)
             att_mod, def_mod = _soe_battle_cards_nb(state, cs, orders, m, kr, attacker, defender, area, policies,
                                                     rng_policy, rng_chance, log, ctr, cfg, att_eff, def_eff, opts)
+        # SoE 7.41.3: the blocks are revealed (and have fought, 7.6) only now, after the four card choices
+        # (reading O11): a side chooses its cards knowing only the enemy blocks it has already seen
+        onb.mark_battle_nb(state, orders, area)
         if cr.rail_moved_strength_zero:
             # EatS II.4.1: blocks moved by rail this phase fight at 0 (V5): their full-strength SP,
             # already in the base combat value, come off the card modifier (the floor at 0 of the
