@@ -473,30 +473,34 @@ def test_scorer_picks_the_best_option_with_random_ties():
 
 
 class _CombatCardOracle(JitPolicy):
-    """balanced (with ``params``), checking at every COMBAT_CARD decision the ``p_win`` / ``net_sp`` columns
-    against :func:`soe_sim.battle.battle_odds` of the battle the side knows (SoE 7.41: blocks are revealed
-    only after the cards are chosen), built here in plain Python from the position."""
+    """balanced (with ``params``), checking at every COMBAT_CARD and BATTLE_CARD decision the ``p_win`` /
+    ``net_sp`` columns against :func:`soe_sim.battle.battle_odds` of the battle the side knows (SoE 7.41:
+    blocks are revealed only after the cards are chosen), built here in plain Python from the position."""
 
     def __init__(self, params=None):
         super().__init__("balanced", params)
         self.checked = 0
+        self.checked_battle_cards = 0
         self.rows = []
 
     def choose(self, decision, options, view):
-        if decision == Decision.COMBAT_CARD:
-            self._check(options, view)
+        if decision in (Decision.COMBAT_CARD, Decision.BATTLE_CARD):
+            self._check(decision, options, view)
             self.rows.append(options.copy())
         return super().choose(decision, options, view)
 
-    def _check(self, options, view):
-        from soe_sim.battle import Battle, Block, battle_odds
+    def _check(self, decision, options, view):
+        from soe_sim.battle import Battle, BattleCard, Block, battle_odds
         from soe_sim.engine.cards.nb import DISCARD, DRAW_PILE, IN_PLAY, REMOVED
 
         st, orders, cards, setup = view.state, view.orders, view.cards, view.setup
         side, enemy = view.side, 1 - view.side
-        if (cards.location[side] == IN_PLAY).any():
-            return  # an own battle card on the table: not built here
+        combat = decision == Decision.COMBAT_CARD
         area = int(options["area"].iloc[0])
+        table = np.flatnonzero(cards.location[side] == IN_PLAY)  # an own battle card face down (SoE 7.41.1)
+
+        def card_of(c):
+            return BattleCard(**dict(zip(BattleCard.KEYS, (int(v) for v in cards.battle_effect[side, c - 1]))))
         attacker = bool(options["attacker"].iloc[0])
         defender = enemy if attacker else side
         on = (st.block_status == 0) & (st.block_area == area)
@@ -527,14 +531,18 @@ class _CombatCardOracle(JitPolicy):
                       and (st.block_prev_area[dfd] < 0).any())  # SoE 7.2
         front = setup.game_map.front[area]
         att_side = 1 - defender
-        try:
-            battle = Battle(attacker=tuple(tuple(v) for v in att.values()), defender=tuple(block(b) for b in dfd),
-                            support_directions=len(support), garrison=bool(st.garrison_side[area] == defender),
-                            defend=defend, fortified=fortified, attacker_side=names[att_side],
-                            initiative_holder="attacker" if st.initiative_side[front] == att_side else "defender",
-                            initiative_level=int(st.initiative_level[front]))
-        except SoeInputError:
-            return  # beyond the calculator's limits (e.g. an unseen block estimated above its class's SP)
+        spec = dict(attacker=tuple(tuple(v) for v in att.values()), defender=tuple(block(b) for b in dfd),
+                    support_directions=len(support), garrison=bool(st.garrison_side[area] == defender),
+                    defend=defend, fortified=fortified, attacker_side=names[att_side],
+                    initiative_holder="attacker" if st.initiative_side[front] == att_side else "defender",
+                    initiative_level=int(st.initiative_level[front]))
+        own_key = "attacker_battle_card" if attacker else "defender_battle_card"
+
+        def battle_with(card):
+            try:
+                return Battle(**spec, **({own_key: card_of(card)} if card > 0 else {}))
+            except SoeInputError:
+                return None  # beyond the calculator's limits (e.g. an unseen block estimated above its SP)
         start = setup.cards0
         enemy_deck = {}
         for c in np.flatnonzero(start.location[enemy] != REMOVED):
@@ -543,37 +551,46 @@ class _CombatCardOracle(JitPolicy):
         pile = np.flatnonzero(cards.location[side] == DRAW_PILE)
         if len(pile) == 0:
             pile = np.flatnonzero(cards.location[side] == DISCARD)
+        draw = {}
+        for c in pile:
+            v = int(cards.combat_modifier[side, c])
+            draw[v] = draw.get(v, 0) + 1
+        draw = draw or {0: 1}
+        base = ("p_win_draw", "net_sp_draw") if combat else ("p_win_none", "net_sp_none")
         for i, row in options.iterrows():
-            if i == 0:
-                own_deck = {}
-                for c in pile:
-                    v = int(cards.combat_modifier[side, c])
-                    own_deck[v] = own_deck.get(v, 0) + 1
-                own_deck = own_deck or {0: 1}
+            if combat:
+                battle = battle_with(int(table[0]) + 1 if len(table) else 0)
+                own_deck = draw if i == 0 else {int(row["value"]): 1}
             else:
-                own_deck = {int(row["value"]): 1}
+                battle = battle_with(int(row["card"]))
+                own_deck = draw
+            if battle is None:
+                return
             mt = battle_odds(battle, decks={names[side]: own_deck, names[enemy]: enemy_deck}).metrics
             p = mt["attacker_win"] if attacker else mt["defender_win"]
             net = mt["defender_losses_mean"] - mt["attacker_losses_mean"]
             net = net if attacker else -net
             assert row["p_win"] == pytest.approx(p, abs=1e-9), (view.round, view.phase, i)
             assert row["net_sp"] == pytest.approx(net, abs=1e-9), (view.round, view.phase, i)
-            assert row["p_win_draw"] == options["p_win"].iloc[0] and row["net_sp_draw"] == options["net_sp"].iloc[0]
+            assert row[base[0]] == options["p_win"].iloc[0] and row[base[1]] == options["net_sp"].iloc[0]
         self.checked += 1
+        self.checked_battle_cards += 0 if combat else 1
 
 
-def test_combat_card_odds_are_the_exact_odds_of_the_battle_the_side_knows():
-    """COMBAT_CARD ``p_win`` / ``net_sp`` (and the draw's, in every row) equal the exact odds calculator's for
-    the battle as the choosing side knows it: the blocks by entry link (SoE 7.34), supporting directions,
-    fortification, half strength, seen enemy SP and ``unknown_sp`` for the rest (SoE 7.41.3), the garrison, a
-    revealed Defend order (SoE 7.2, 7.3), the initiative; own card fixed (a hand card: its value + 1, SoE
-    7.41.2) or drawn from the own draw pile, the enemy's drawn from its deck."""
-    checked = 0
-    for seed in range(3):
+def test_combat_and_battle_card_odds_are_the_exact_odds_of_the_battle_the_side_knows():
+    """COMBAT_CARD and BATTLE_CARD ``p_win`` / ``net_sp`` (and row 0's, in every row) equal the exact odds
+    calculator's for the battle as the choosing side knows it: the blocks by entry link (SoE 7.34), supporting
+    directions, fortification, half strength, seen enemy SP and ``unknown_sp`` for the rest (SoE 7.41.3), the
+    garrison, a revealed Defend order (SoE 7.2, 7.3), the initiative, the own battle card (7.41.1: the row's,
+    or the one on the table); own combat card fixed (a hand card: its value + 1, SoE 7.41.2) or drawn from the
+    own draw pile, the enemy's drawn from its deck."""
+    checked = battle_cards = 0
+    for seed in range(4):
         pl, so = _CombatCardOracle(), _CombatCardOracle()
         play_game("kiev-offensive", seed, polish=pl, soviet=so)
         checked += pl.checked + so.checked
-    assert checked >= 20
+        battle_cards += pl.checked_battle_cards + so.checked_battle_cards
+    assert checked >= 30 and battle_cards >= 3
 
 
 def test_card_min_gain_plays_a_hand_card_only_for_what_it_changes():

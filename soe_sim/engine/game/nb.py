@@ -1557,6 +1557,7 @@ def _battle_card_pick_nb(state, cs, orders, m, side, area, attacker, policies, r
     feat = feat_buffer_nb(policies, side, k, ctr)
     if feat.shape[0] > 0:
         pnb.fill_battle_features_nb(state, cs, orders, m, policies, side, area, attacker, opts, k, False, feat)
+        pnb.fill_battle_card_odds_nb(state, cs, orders, m, policies, side, area, attacker, opts, k, feat)
     j = decide_nb(policies, side, DECISION.BATTLE_CARD, k, feat, rng_policy, ctr, cfg)
     return opts[j]
 

@@ -39,6 +39,7 @@ from soe_sim.engine.cards.nb import (
     HAND,
     IN_PLAY,
     N_CUBE_KINDS,
+    NO_CARD,
     USE_CUBES,
     USE_EVENT,
     USE_ORDERS,
@@ -216,7 +217,7 @@ FEATURES = {
                     "enemy_sp", "block_sp", "origin_vp", "origin_left", "origin_threat", "dest_enemy_adjacent",
                     "detach", "att_sp"),
     DECISION.BATTLE_CARD: ("card", "attacker", "own_sp", "enemy_sp", "area_vp", "combat_value", "enemy_extra_loss",
-                           "own_loss_reduction"),
+                           "own_loss_reduction", "p_win", "p_win_none", "net_sp", "net_sp_none", "area"),
     DECISION.COMBAT_CARD: ("card", "value", "expected_blind", "orders", "cubes", "attacker", "own_sp", "enemy_sp",
                            "area_vp", "hand_size", "after_draw", "drawn_card", "drawn", "p_win", "p_win_draw",
                            "net_sp", "net_sp_draw", "area"),
@@ -1191,14 +1192,14 @@ def _defend_known_nb(state, orders, side, area):
 
 
 @njit(cache=True, _nrt=True, internal=True)
-def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, drawn_card, prep):
+def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, own_card, prep):
     """The prepared battle (:func:`soe_sim.battle.nb.prepare_battle_nb`) in ``area`` as ``side`` knows it
-    when it chooses its combat card: the blocks, their directions and supporting directions, the
+    when it chooses its battle or combat card: the blocks, their directions and supporting directions, the
     fortification, half strength (forced march, reorganizing: revealed orders), the garrison and a
     revealed Defend order exactly as the engine will resolve them (:func:`battle_inputs_nb`), but with
     ``unknown_sp`` for each enemy block ``side`` has not seen (SoE 7.41.3: blocks are revealed only
-    after the cards; the ``omniscient`` switch shows them), ``side``'s own battle card on the table
-    (the enemy's is face down) and no Withdraw."""
+    after the cards; the ``omniscient`` switch shows them), ``side``'s own battle card ``own_card`` (a card
+    id, :data:`NO_CARD` for none; the enemy's lies face down) and no Withdraw."""
     nbk = state.block_side.shape[0]
     defender = 1 - side if attacker else side
     att_side = 1 - defender
@@ -1220,10 +1221,9 @@ def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, drawn
     att_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     def_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
     own_eff = att_eff if attacker else def_eff
-    for c in range(cs.location.shape[1]):
-        if cs.location[side, c] == IN_PLAY and c + 1 != drawn_card:  # the own battle card (SoE 7.41.1)
-            for e in range(bnb.N_EFFECT):
-                own_eff[e] = cs.battle_effect[side, c, e]
+    if own_card > 0:  # SoE 7.41.1
+        for e in range(bnb.N_EFFECT):
+            own_eff[e] = cs.battle_effect[side, own_card - 1, e]
     garrison = state.garrison_side[area] == defender
     defend = _defend_known_nb(state, orders, defender, area)
     front = m.front[area]
@@ -1261,6 +1261,62 @@ def _combat_value_odds_nb(pol, prep, side, attacker, lo, p_out, net_out):
         net_out[k] = net
 
 
+@njit(cache=True, _nrt=False, internal=True)
+def _modifier_range_nb(cs, pol, side):
+    """The lowest and highest combat modifier ``side``'s cards can give (a hand card: + hand bonus), 0
+    included."""
+    lo = 0
+    hi = 0
+    for c in range(cs.location.shape[1]):
+        v = cs.combat_modifier[side, c]
+        lo = min(lo, v)
+        hi = max(hi, v + pol.hand_bonus)
+    return lo, hi
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _draw_average_nb(cs, side, lo, p_mod, net_mod):
+    """``p_mod`` / ``net_mod`` (indexed by modifier − ``lo``) averaged over the card ``side``'s blind draw
+    may bring: its draw pile, else the discard pile that will be reshuffled (SoE 7.1); modifier 0 when
+    both are empty."""
+    p0 = 0.0
+    net0 = 0.0
+    cnt = 0
+    for pile in (DRAW_PILE, DISCARD):
+        if cnt == 0:
+            for c in range(cs.location.shape[1]):
+                if cs.location[side, c] == pile:
+                    p0 += p_mod[cs.combat_modifier[side, c] - lo]
+                    net0 += net_mod[cs.combat_modifier[side, c] - lo]
+                    cnt += 1
+    if cnt == 0:
+        return p_mod[-lo], net_mod[-lo]
+    return p0 / cnt, net0 / cnt
+
+
+@njit(cache=True, _nrt=True, internal=True)
+def fill_battle_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, feat):
+    """BATTLE_CARD columns ``p_win`` / ``net_sp`` of each row (``cards[i]``, row 0 = none) and, in every
+    row, those of row 0 (``p_win_none`` / ``net_sp_none``) and the battle's ``area``: ``side``'s exact
+    chance to win the battle in ``area`` and its expected net SP with that battle card in play (SoE
+    7.41.1) and its combat card drawn blind from its own pile, against the enemy's blind draw, in the
+    battle as ``side`` knows it (:func:`_known_battle_prep_nb`; the enemy's battle card is not known)."""
+    lo, hi = _modifier_range_nb(cs, pol, side)
+    p_mod = np.empty(hi - lo + 1, dtype=np.float64)
+    net_mod = np.empty(hi - lo + 1, dtype=np.float64)
+    prep = np.empty(bnb.N_PREP, dtype=np.int64)
+    for i in range(n):
+        _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, max(cards[i], 0), prep)
+        _combat_value_odds_nb(pol, prep, side, attacker, lo, p_mod, net_mod)
+        p_draw, net_draw = _draw_average_nb(cs, side, lo, p_mod, net_mod)
+        feat[i, 8] = p_draw
+        feat[i, 10] = net_draw
+    for i in range(n):
+        feat[i, 9] = feat[0, 8]
+        feat[i, 11] = feat[0, 10]
+        feat[i, 12] = area
+
+
 @njit(cache=True, _nrt=True, internal=True)
 def fill_combat_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, n, feat):
     """COMBAT_CARD columns ``p_win`` / ``net_sp`` of each row, in every row those of row 0 (the draw:
@@ -1273,14 +1329,13 @@ def fill_combat_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, n,
     :func:`fill_drawn_card_features_nb`): reads the ``value`` column."""
     after_draw = feat[0, 10] > 0
     drawn_card = int(feat[0, 11]) if after_draw else -1
-    prep = np.empty(bnb.N_PREP, dtype=np.int64)
-    _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, drawn_card, prep)
-    lo = 0
-    hi = 0
+    own_card = NO_CARD
     for c in range(cs.location.shape[1]):
-        v = cs.combat_modifier[side, c]
-        lo = min(lo, v)
-        hi = max(hi, v + pol.hand_bonus)
+        if cs.location[side, c] == IN_PLAY and c + 1 != drawn_card:  # the own battle card on the table
+            own_card = c + 1
+    prep = np.empty(bnb.N_PREP, dtype=np.int64)
+    _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, own_card, prep)
+    lo, hi = _modifier_range_nb(cs, pol, side)
     for i in range(n):
         v = int(np.floor(feat[i, 1]))
         lo = min(lo, v)
@@ -1288,26 +1343,11 @@ def fill_combat_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, n,
     p_mod = np.empty(hi - lo + 1, dtype=np.float64)
     net_mod = np.empty(hi - lo + 1, dtype=np.float64)
     _combat_value_odds_nb(pol, prep, side, attacker, lo, p_mod, net_mod)
-    p0 = 0.0
-    net0 = 0.0
     if after_draw:
         p0 = p_mod[int(feat[0, 12]) - lo]
         net0 = net_mod[int(feat[0, 12]) - lo]
     else:
-        cnt = 0
-        for pile in (DRAW_PILE, DISCARD):
-            if cnt == 0:
-                for c in range(cs.location.shape[1]):
-                    if cs.location[side, c] == pile:
-                        p0 += p_mod[cs.combat_modifier[side, c] - lo]
-                        net0 += net_mod[cs.combat_modifier[side, c] - lo]
-                        cnt += 1
-        if cnt > 0:
-            p0 /= cnt
-            net0 /= cnt
-        else:
-            p0 = p_mod[-lo]
-            net0 = net_mod[-lo]
+        p0, net0 = _draw_average_nb(cs, side, lo, p_mod, net_mod)
     for i in range(n):
         if i == 0:
             feat[i, 13] = p0
@@ -1806,7 +1846,10 @@ def score_options_nb(p, kind, feat, n, out):
             s = _score_move_nb(p, f, kind == DECISION.RAIL)
         elif kind == DECISION.BATTLE_CARD:
             if f[0] > 0:
-                s = p[P_BATTLE_CARD] * (1.0 + 0.1 * (f[2] + f[3]) + f[4])
+                if p[P_BATTLE_CARD] > 0.0 and p[P_CARD_MIN_GAIN] > 0.0:  # the stakes, as for COMBAT_CARD
+                    s = (f[8] - f[9]) * (1.0 + 0.5 * f[4]) + 0.1 * (f[10] - f[11]) - p[P_CARD_MIN_GAIN]
+                else:
+                    s = p[P_BATTLE_CARD] * (1.0 + 0.1 * (f[2] + f[3]) + f[4])
         elif kind == DECISION.COMBAT_CARD:
             if f[0] > 0:  # a hand card against the blind draw's expectation (SoE 7.41.2), or against the
                 # card already drawn (EatS IX.3 item 2, after_draw)
