@@ -124,7 +124,8 @@ PARAM_DOCS = {
                    "only while card_min_gain is 0",
     "orders_weight": "value of one order printed on a card (card play, discards)",
     "cubes_weight": "value of one reinforcement cube printed on a card (card play, discards)",
-    "battle_card": "score of playing a battle card (> 0: play it, <= 0: keep it)",
+    "battle_card": "score of playing a battle card (> 0: play it — by the stakes while card_min_gain > 0 —, "
+                   "<= 0: keep it)",
     "place_first": "preference for placing orders first (1 first, 0 second, 0.5 indifferent)",
     "exec_first": "preference for executing an order group first (1 first, 0 second, 0.5 indifferent)",
     "reserve": "own blocks to keep in a threatened own key city: leaving it with fewer costs hold_weight x VP",
@@ -137,9 +138,10 @@ PARAM_DOCS = {
                       "SoE 7.3)",
     "marker_risk": "weight, in an attack order's p_win, of an enemy order marker already in the target being "
                    "a Defend order (markers lie face down, SoE 7.2: the side sees where, not what)",
-    "card_min_gain": "play a combat card from hand only when it raises this battle's exact win chance over the "
-                     "draw (weighted by 1 + area VP / 2, plus 0.1 per SP of expected net losses saved) by at least "
-                     "this (COMBAT_CARD ``p_win`` / ``p_win_draw``); 0: off — hand_margin's card-value rule alone",
+    "card_min_gain": "play a combat card from hand (a battle card) only when it raises this battle's exact win "
+                     "chance over the draw (over none), weighted by 1 + area VP / 2, plus 0.1 per SP of expected "
+                     "net losses saved, by at least this (COMBAT_CARD / BATTLE_CARD ``p_win``); 0: off — "
+                     "hand_margin's card-value rule, and battle_card's sign",
     "slot": "(Python policies) the registry slot of the Python object; set by play_game",
 }
 PARAMS = tuple(PARAM_DOCS)
