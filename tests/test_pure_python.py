@@ -27,7 +27,8 @@ SCENARIOS = ["tutorial", "kiev-offensive", "tukhachevsky-offensive", "battle-of-
 RULESETS = ["soe", "eats"]
 PAIRS = [("random", "random"), ("balanced", "balanced"), ("aggressive", "defensive")]
 SEED = 11
-GAMES = 2
+GAMES = 1  # per pair, besides the detailed game; the slow tier plays 3 (test_python_and_numba_play_more_games)
+GAMES_SLOW = 3
 
 _SCRIPT = textwrap.dedent("""
     import json, sys
@@ -55,14 +56,18 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.fixture(scope="module")
-def python_games():
+def _python_games(games):
     env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONWARNINGS="ignore")
-    args = json.dumps([SCENARIOS, RULESETS, PAIRS, SEED, GAMES])
+    args = json.dumps([SCENARIOS, RULESETS, PAIRS, SEED, games])
     proc = subprocess.run([sys.executable, "-c", _SCRIPT, args], capture_output=True, text=True, env=env,
-                          timeout=1200)
+                          timeout=2400)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def python_games():
+    return _python_games(GAMES)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -70,17 +75,29 @@ def test_python_and_numba_play_the_same_games(python_games, scenario):
     """SoE 5.0-10.2 as a whole: result rows of ``play_games``, the detailed narrated log of
     ``play_game`` and ``simulate``'s frames (the event-log reduction) are the same under the
     interpreter and the compiled kernels."""
+    _compare(python_games, scenario, GAMES)
+
+
+@pytest.mark.slow
+def test_python_and_numba_play_more_games():
+    """The same with more games per pair (slow tier)."""
+    python_games = _python_games(GAMES_SLOW)
+    for scenario in SCENARIOS:
+        _compare(python_games, scenario, GAMES_SLOW)
+
+
+def _compare(python_games, scenario, games):
     for ruleset in RULESETS:
         for polish, soviet in PAIRS:
             key = f"{scenario}/{ruleset}/{polish}/{soviet}"
             py = python_games[key]
-            rows = play_games(scenario, GAMES, seed=SEED, threads=1, polish=polish, soviet=soviet, raw=True,
+            rows = play_games(scenario, games, seed=SEED, threads=1, polish=polish, soviet=soviet, raw=True,
                               ruleset=ruleset)
             np.testing.assert_array_equal(rows, np.array(py["rows"], dtype=np.int64), err_msg=key)
             g = play_game(scenario, seed=SEED + 1, polish=polish, soviet=soviet, log_detail=True,
                           log_capacity=20000, ruleset=ruleset)
             assert g.text() == py["text"], key
-    r = simulate(scenario, "balanced", "aggressive", games=GAMES, seed=SEED, threads=1, trajectories=True,
+    r = simulate(scenario, "balanced", "aggressive", games=games, seed=SEED, threads=1, trajectories=True,
                  battles=True)
     for k in ("games", "trajectories", "battles"):
         assert getattr(r, k).to_json(orient="split") == python_games[f"{scenario}/simulate"][k], (scenario, k)
