@@ -28,13 +28,15 @@ run: $(STAMP)
 	$(BIN)/soe-sim report balance --scenario $(BALANCE_SCENARIO) --games $(BALANCE_GAMES) \
 		--matrix-games $(BALANCE_MATRIX_GAMES) --sample-games $(BALANCE_SAMPLE_GAMES) --seed 1 --out reports/balance
 
-# Whole default suite (slow statistical tests excluded; `make test-all` includes them).
+# Whole default suite (slow statistical tests excluded; `make test-all` includes them), one pytest-xdist
+# worker per core (TEST_WORKERS=0 runs in one process); a test file's tests stay on one worker.
 # pytest exit code 5 (no tests collected) is an error here, never a silent pass.
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q -m ''
+	$(BIN)/python -m pytest -q -m '' -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_battles.py

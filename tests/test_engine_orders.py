@@ -550,7 +550,13 @@ def test_soe_7_2_defend_and_7_5_reorganize(world, orules):
     half = np.zeros(state.n_blocks, np.bool_)
     nb.block_half_nb(orders, half)
     assert half[b1]
+    # the side-effect-free lookup the policies read finds the order and leaves it placed; the engine's
+    # flag reveals it (SoE 7.2, 7.3)
+    dfd = nb.defend_benefit_order_nb(state, orders, P, ix("charyshi"))
+    assert orders.order_type[dfd] == T.DEFEND and orders.order_status[dfd] != OrderStatus.EXECUTED
+    assert nb.defend_benefit_order_nb(state, orders, S, ix("charyshi")) == -1
     assert nb.defend_flag_nb(state, orders, P, ix("charyshi"))
+    assert orders.order_status[dfd] == OrderStatus.EXECUTED
     assert not nb.defend_flag_nb(state, orders, S, ix("charyshi"))
     assert nb.execute_reorganize_nb(state, orders, orules, reo) == 1 and state.block_sp[b1] == 4
     assert orders.order_status[reo] == OrderStatus.EXECUTED

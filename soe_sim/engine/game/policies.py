@@ -1173,26 +1173,6 @@ def fill_drawn_card_features_nb(drawn, drawn_mod, n, feat):
     feat[0, 1] = drawn_mod
 
 
-@njit(cache=True, _nrt=False, internal=True)
-def _defend_known_nb(state, orders, side, area):
-    """:func:`soe_sim.engine.orders.nb.defend_flag_nb` without its side effect: whether ``side``'s force
-    in ``area`` has the Defend Area benefit (a placed Defend order there and a block that began the
-    phase there, SoE 7.2). Defend orders are revealed when the battles are resolved (SoE 7.3), so both
-    players know it at the combat card."""
-    found = False
-    for o in range(orders.n_orders[0]):
-        if (orders.order_side[o] == side and orders.order_area[o] == area and orders.order_type[o] == onb.DEFEND
-                and orders.order_status[o] != onb.REMOVED):
-            found = True
-    if not found:
-        return False
-    for b in range(state.block_side.shape[0]):
-        if (state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area
-                and state.block_side[b] == side and state.block_prev_area[b] < 0):
-            return True
-    return False
-
-
 @njit(cache=True, _nrt=True, internal=True)
 def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, own_card, prep):
     """The prepared battle (:func:`soe_sim.battle.nb.prepare_battle_nb`) in ``area`` as ``side`` knows it
@@ -1227,7 +1207,8 @@ def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, own_c
         for e in range(bnb.N_EFFECT):
             own_eff[e] = cs.battle_effect[side, own_card - 1, e]
     garrison = state.garrison_side[area] == defender
-    defend = _defend_known_nb(state, orders, defender, area)
+    # Defend orders are revealed when the battles are resolved (SoE 7.3): both players know this one
+    defend = onb.defend_benefit_order_nb(state, orders, defender, area) >= 0
     front = m.front[area]
     holder = 0 if state.initiative_side[front] == att_side else 1
     bnb.prepare_battle_nb(att_sp, att_half, att_arm, att_dir[:n_att], def_sp, def_half, def_arm, n_support, garrison,
@@ -1817,6 +1798,14 @@ def fill_exec_order_features_scratch_nb(state, orders, m, orules, pol, side, ord
 # The scripted scorer
 
 
+@njit(cache=True, inline="always")
+def _stakes_gain_nb(p_win, p_win_other, net_sp, net_sp_other, vp):
+    """What a card changes in a battle's exact odds (docs/policies.md "Combat cards and the stakes"): the
+    win probability it adds, weighted up by the area's VP, plus a tenth of the expected net SP it adds,
+    against ``p_win_other`` / ``net_sp_other`` (the blind draw, or no battle card)."""
+    return (p_win - p_win_other) * (1.0 + 0.5 * vp) + 0.1 * (net_sp - net_sp_other)
+
+
 @njit(cache=True, _nrt=False)
 def score_options_nb(p, kind, feat, n, out):
     """Score every option of a decision from its features with the parameter row ``p`` (the scripted
@@ -1849,7 +1838,7 @@ def score_options_nb(p, kind, feat, n, out):
         elif kind == DECISION.BATTLE_CARD:
             if f[0] > 0:
                 if p[P_BATTLE_CARD] > 0.0 and p[P_CARD_MIN_GAIN] > 0.0:  # the stakes, as for COMBAT_CARD
-                    s = (f[8] - f[9]) * (1.0 + 0.5 * f[4]) + 0.1 * (f[10] - f[11]) - p[P_CARD_MIN_GAIN]
+                    s = _stakes_gain_nb(f[8], f[9], f[10], f[11], f[4]) - p[P_CARD_MIN_GAIN]
                 else:
                     s = p[P_BATTLE_CARD] * (1.0 + 0.1 * (f[2] + f[3]) + f[4])
         elif kind == DECISION.COMBAT_CARD:
@@ -1857,8 +1846,7 @@ def score_options_nb(p, kind, feat, n, out):
                 # card already drawn (EatS IX.3 item 2, after_draw)
                 keep = 0.01 * (p[P_ORDERS_WEIGHT] * f[3] + p[P_CUBES_WEIGHT] * f[4])
                 if p[P_CARD_MIN_GAIN] > 0.0:  # the stakes: what the card changes in this battle's exact odds
-                    gain = (f[13] - f[14]) * (1.0 + 0.5 * f[8]) + 0.1 * (f[15] - f[16])
-                    s = gain - p[P_CARD_MIN_GAIN] - keep
+                    s = _stakes_gain_nb(f[13], f[14], f[15], f[16], f[8]) - p[P_CARD_MIN_GAIN] - keep
                 else:
                     alt = f[12] if f[10] > 0 else f[2]
                     s = f[1] - alt - p[P_HAND_MARGIN] - keep

@@ -1655,23 +1655,34 @@ def battle_withdraw_mode_nb(state, orders, wd_mode, defender, area):
 
 
 @njit(cache=True, _nrt=False)
-def defend_flag_nb(state, orders, side, area):
-    """The Defend Area benefit for ``side``'s force in ``area`` (SoE 7.2): a placed Defend order of
-    ``side`` there and at least one of its blocks began the phase in the area (``block_prev_area <
-    0``). The order becomes EXECUTED (revealed) when the benefit applies."""
+def defend_benefit_order_nb(state, orders, side, area):
+    """The Defend order that gives ``side``'s force in ``area`` the Defend Area benefit (SoE 7.2), -1 when
+    none does: a placed Defend order of ``side`` there (the last placed) and at least one of its blocks
+    began the phase in the area (``block_prev_area < 0``). No side effect, so the policies read it at the
+    combat card as the engine will apply it (:func:`defend_flag_nb`)."""
     o_found = -1
     for o in range(orders.n_orders[0]):
         if (orders.order_side[o] == side and orders.order_area[o] == area and orders.order_type[o] == DEFEND
                 and orders.order_status[o] != REMOVED):
             o_found = o
     if o_found < 0:
-        return False
+        return -1
     for b in range(state.block_side.shape[0]):
         if (state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area
                 and state.block_side[b] == side and state.block_prev_area[b] < 0):
-            orders.order_status[o_found] = EXECUTED
-            return True
-    return False
+            return o_found
+    return -1
+
+
+@njit(cache=True, _nrt=False)
+def defend_flag_nb(state, orders, side, area):
+    """The Defend Area benefit for ``side``'s force in ``area`` (SoE 7.2, :func:`defend_benefit_order_nb`).
+    The order becomes EXECUTED (revealed) when the benefit applies."""
+    o = defend_benefit_order_nb(state, orders, side, area)
+    if o < 0:
+        return False
+    orders.order_status[o] = EXECUTED
+    return True
 
 
 # =================================================================================================
