@@ -47,6 +47,19 @@ class SoeInputError(ValueError):
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
-    """Return ``"did you mean `x`?"`` for the closest choice, or None."""
-    close = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6)
+    """Return ``"did you mean `x`?"`` for the closest choice, or None.
+
+    A near typo (difflib ratio >= 0.8: ``chunk`` for ``chunks``) gets that choice; a value that is part of
+    one to three longer names (``kiev`` for ``kiev-offensive``, ``offensive`` for both offensives; at
+    least three characters, any case), which difflib finds too unlike or would pick one of, gets those
+    names; any other value the closest choice by difflib (ratio >= 0.6), if there is one."""
+    choices = [str(c) for c in choices]
+    close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.8)
+    if close:
+        return f"did you mean `{close[0]}`?"
+    needle = str(value).strip().lower()
+    holding = [c for c in choices if needle in c.lower()] if len(needle) >= 3 else []
+    if 1 <= len(holding) <= 3:
+        return "did you mean " + " or ".join(f"`{c}`" for c in holding) + "?"
+    close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else None

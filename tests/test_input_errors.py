@@ -285,6 +285,29 @@ def test_scenario_option_given_a_non_toml_file(capsys):
     assert "a scenario is a .toml file" in line and "soe-sim scenarios" in line
 
 
+def test_a_scenario_named_in_part_gets_the_full_names(capsys):
+    assert main(["simulate", "-s", "kiev", "-n", "2"]) == 2
+    (line,) = _error_lines(capsys)
+    assert "unknown scenario (got 'kiev')" in line and "did you mean `kiev-offensive`?" in line
+    assert main(["simulate", "-s", "offensive", "-n", "2"]) == 2
+    (line,) = _error_lines(capsys)
+    assert "did you mean `kiev-offensive` or `tukhachevsky-offensive`?" in line
+
+
+def test_did_you_mean_prefers_a_typo_then_a_part_of_a_name():
+    from soe_sim.errors import did_you_mean
+
+    assert did_you_mean("balancd", ["aggressive", "balanced"]) == "did you mean `balanced`?"
+    assert did_you_mean("chunk", ["games_per_chunk", "chunks"]) == "did you mean `chunks`?"  # the near typo
+    assert did_you_mean("Warsaw", ["battle-of-warsaw", "tutorial"]) == "did you mean `battle-of-warsaw`?"
+    assert did_you_mean("of", ["battle-of-warsaw", "tutorial"]) is None  # too short to be a name's part
+    assert did_you_mean("xyz", ["aggressive", "balanced"]) is None
+    assert did_you_mean("a", []) is None
+    assert did_you_mean("BALANCED", ["balanced", "random"]) == "did you mean `balanced`?"
+    # in more than three names: the closest by difflib
+    assert did_you_mean("ing", ["a-ing", "b-ing", "c-ing", "d-ing"]) in {f"did you mean `{c}-ing`?" for c in "abcd"}
+
+
 def test_problem_without_a_value_shows_no_python_repr(tmp_path):
     from soe_sim.rules import load_rules
 
