@@ -29,14 +29,17 @@ run: $(STAMP)
 		--matrix-games $(BALANCE_MATRIX_GAMES) --sample-games $(BALANCE_SAMPLE_GAMES) --seed 1 --out reports/balance
 
 # Whole default suite (slow statistical tests excluded; `make test-all` includes them), one pytest-xdist
-# worker per core (TEST_WORKERS=0 runs in one process); a test file's tests stay on one worker.
+# worker per core (TEST_WORKERS=0 runs in one process); a test file's tests stay on one worker, and the
+# files go out in the order tests/conftest.py gives them (one worker compiles the game loop while the
+# others run the files that play no game).
 # pytest exit code 5 (no tests collected) is an error here, never a silent pass.
 TEST_WORKERS ?= auto
+XDIST = -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q $(XDIST)
 
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q -m '' -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -m '' $(XDIST)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_battles.py

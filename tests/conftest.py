@@ -12,3 +12,44 @@ def rules():
     from soe_sim.rules import load_rules
 
     return load_rules()
+
+
+# The cold compile of the game loop (numba, several minutes) is most of a fresh clone's test run. Test
+# files that play games carry ``pytestmark = pytest.mark.game_loop``. Under pytest-xdist (``make test``,
+# with ``--no-loadscope-reorder`` so that files go out in the order below) the first such file goes to
+# one worker, which compiles the loop into numba's on-disk cache, while the other workers run the files
+# that never play a game; a worker reaching a game-loop file before the compile is done waits for it
+# (``game_loop_compiled``) and then loads the cache in seconds instead of compiling the loop a second
+# time beside the first.
+
+
+@pytest.fixture(scope="session")
+def game_loop_compiled(tmp_path_factory):
+    """The batch game kernel compiled (or loaded from numba's cache) in this process, one process at a
+    time: the first to take the lock compiles and writes the cache, the others then load it."""
+    from filelock import FileLock
+
+    from soe_sim.engine.game import play_games
+
+    # the parent of this worker's base temporary directory is shared by the session's workers
+    lock = FileLock(str(tmp_path_factory.getbasetemp().parent / "soe_sim-game-loop.lock"))
+    with lock:
+        play_games("tutorial", 1, seed=0, threads=1)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Game-loop files get ``game_loop_compiled``; the first of them runs first, then every file that
+    plays no game, then the other game-loop files (the order of the files otherwise kept)."""
+    first_file = None
+    for item in items:
+        if item.get_closest_marker("game_loop") is not None:
+            item.fixturenames.insert(0, "game_loop_compiled")
+            if first_file is None:
+                first_file = item.path
+
+    def rank(item):
+        if item.path == first_file:
+            return 0
+        return 2 if item.get_closest_marker("game_loop") is not None else 1
+
+    items.sort(key=rank)  # stable: the order within each rank is the collection order

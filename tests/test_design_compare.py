@@ -11,6 +11,8 @@ from soe_sim.cli import main
 from soe_sim.design import BASE, Runner, compare, load_variant
 from soe_sim.design.variant import Variant
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 SCENARIO = "tutorial"  # one round, the quickest scenario to compile and play
 
 

@@ -11,6 +11,8 @@ from soe_sim.design import sensitivity
 from soe_sim.design.sensitivity import parse_knob_range
 from soe_sim.errors import SoeInputError
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 SCENARIO = "tutorial"
 
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from soe_sim.cli import main
 from soe_sim.design import BASE, Runner, tune
+
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
 
 SCENARIO = "tutorial"
 TARGET = 0.6

@@ -37,6 +37,8 @@ from soe_sim.engine.state import STATUS
 from soe_sim.errors import SoeInputError
 from soe_sim.rules import load_rules
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 EATS_SCENARIOS = ["kiev-offensive", "tukhachevsky-offensive", "battle-of-warsaw", "campaign-1920"]
 RULES_DIR = Path(__file__).resolve().parent.parent / "data" / "rules"
 

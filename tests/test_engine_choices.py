@@ -40,6 +40,8 @@ from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import STATUS, engine_constants, new_game
 from soe_sim.rules import load_rules
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 P, S = int(SIDE.POLISH), int(SIDE.SOVIET)
 LIT = int(Nation.LITHUANIAN)
 

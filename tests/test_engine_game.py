@@ -32,6 +32,8 @@ from soe_sim.engine.game import (
 )
 from soe_sim.engine.game.policies import POLICY_RANDOM, choose_nb, policy_id
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 SCENARIOS = ["tutorial", "kiev-offensive", "tukhachevsky-offensive", "battle-of-warsaw", "campaign-1920"]
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_SEED = 2024

@@ -40,6 +40,8 @@ from soe_sim.errors import SoeInputError
 from soe_sim.rules import load_rules
 from tests import engine_naive as naive
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 P, S = int(SIDE.POLISH), int(SIDE.SOVIET)
 T = OrderType
 

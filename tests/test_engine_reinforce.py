@@ -32,6 +32,8 @@ from soe_sim.engine.state import (
     new_game,
 )
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 SEEDS = st.integers(0, 2**32 - 1)
 SCENARIOS = ["battle-of-warsaw", "campaign-1920", "kiev-offensive", "tukhachevsky-offensive", "tutorial"]
 P, S = SIDE.POLISH, SIDE.SOVIET

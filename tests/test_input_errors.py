@@ -14,6 +14,8 @@ import pytest
 from soe_sim.cli import main
 from soe_sim.errors import SoeInputError
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 

@@ -20,6 +20,8 @@ from numba.core.registry import CPUDispatcher
 import soe_sim
 from soe_sim._jit import njit
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 
 def _callers(jit):
     """A callee with a flag argument and two callers: one passes a constant, one a variable."""

@@ -11,6 +11,8 @@ import pytest
 
 from analysis import SMALL_ENV, is_small, notebook_size
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # Third-party modules a notebook may import besides soe_sim / analysis (display and plotting only).

@@ -15,6 +15,8 @@ from soe_sim.playtest import battles_frame, narrate, play_story, playtest
 from soe_sim.playtest.narrate import signed_vp
 from soe_sim.playtest.find import NUMERIC_COLUMNS, find_game, parse_condition, start_control
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 SCENARIO = "tutorial"
 SEED = 1
 DETAIL = ("battle_prep", "battle_deck", "position", "area_state")

@@ -30,6 +30,8 @@ from soe_sim.engine.game import policies as pol
 from soe_sim.engine.orders import OrderType
 from soe_sim.errors import SoeInputError
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 SEED = 20240611
 Z99 = 2.5758
 

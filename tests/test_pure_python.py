@@ -23,6 +23,8 @@ import pytest
 from soe_sim.engine.game import play_game, play_games
 from soe_sim.sim import simulate
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 SCENARIOS = ["tutorial", "kiev-offensive", "tukhachevsky-offensive", "battle-of-warsaw", "campaign-1920"]
 RULESETS = ["soe", "eats"]
 PAIRS = [("random", "random"), ("balanced", "balanced"), ("aggressive", "defensive")]

@@ -28,6 +28,8 @@ from soe_sim.report import (
 from soe_sim.report import _band  # noqa: PLC2701 - the odds-band rule itself
 from soe_sim.report.html import SECTIONS
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 CHROMIUM = "/usr/bin/chromium"
 
 

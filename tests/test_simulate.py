@@ -17,6 +17,8 @@ from soe_sim.sim import (
     summarize,
 )
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 SC = "tutorial"
 
 

@@ -15,6 +15,8 @@ from soe_sim.engine.game import Decision, JitPolicy, play_game
 from soe_sim.engine.game.step import StepGame, StepTimeoutError
 from soe_sim.errors import SoeInputError
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 SCEN = "tutorial"
 
 

@@ -15,6 +15,8 @@ import pytest
 from soe_sim.errors import SoeInputError
 from soe_sim.sim import sweep as sw
 
+pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+
 CONFIG = """\
 scenarios = ["tutorial"]
 games_per_chunk = 6
