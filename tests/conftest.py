@@ -38,18 +38,29 @@ def game_loop_compiled(tmp_path_factory):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Game-loop files get ``game_loop_compiled``; the first of them runs first, then every file that
-    plays no game, then the other game-loop files (the order of the files otherwise kept)."""
+    """Game-loop files get ``game_loop_compiled`` before their other fixtures, except those marked
+    ``game_loop(own_wait=True)``, which request it themselves after work that needs no compiled game
+    (test_pure_python.py's interpreted games). The first game-loop file runs first, then every file that
+    plays no game, then the ``own_wait`` files, then the other game-loop files; the order of the files
+    is otherwise kept."""
+
+    def kind(item):
+        mark = item.get_closest_marker("game_loop")
+        if mark is None:
+            return None
+        return "own_wait" if mark.kwargs.get("own_wait") else "game_loop"
+
     first_file = None
     for item in items:
-        if item.get_closest_marker("game_loop") is not None:
-            item.fixturenames.insert(0, "game_loop_compiled")
+        if kind(item) == "game_loop":
+            if "game_loop_compiled" not in item.fixturenames:
+                item.fixturenames.insert(0, "game_loop_compiled")
             if first_file is None:
                 first_file = item.path
 
     def rank(item):
         if item.path == first_file:
             return 0
-        return 2 if item.get_closest_marker("game_loop") is not None else 1
+        return {None: 1, "own_wait": 2, "game_loop": 3}[kind(item)]
 
     items.sort(key=rank)  # stable: the order within each rank is the collection order

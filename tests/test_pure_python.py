@@ -23,7 +23,8 @@ import pytest
 from soe_sim.engine.game import play_game, play_games
 from soe_sim.sim import simulate
 
-pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
+# plays games; its tests wait for the compiled game loop themselves, after the interpreted games (conftest.py)
+pytestmark = pytest.mark.game_loop(own_wait=True)
 
 SCENARIOS = ["tutorial", "kiev-offensive", "tukhachevsky-offensive", "battle-of-warsaw", "campaign-1920"]
 RULESETS = ["soe", "eats"]
@@ -68,8 +69,12 @@ def _python_games(games):
 
 
 @pytest.fixture(scope="module")
-def python_games():
-    return _python_games(GAMES)
+def python_games(request):
+    # The interpreted games need no compiled code, so they are played first, while another pytest-xdist
+    # worker may still be compiling the game loop (conftest.py); the compiled side then waits for it.
+    games = _python_games(GAMES)
+    request.getfixturevalue("game_loop_compiled")
+    return games
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -81,7 +86,7 @@ def test_python_and_numba_play_the_same_games(python_games, scenario):
 
 
 @pytest.mark.slow
-def test_python_and_numba_play_more_games():
+def test_python_and_numba_play_more_games(game_loop_compiled):
     """The same with more games per pair (slow tier)."""
     python_games = _python_games(GAMES_SLOW)
     for scenario in SCENARIOS:
