@@ -64,3 +64,34 @@ def pytest_collection_modifyitems(session, config, items):
         return {None: 1, "own_wait": 2, "game_loop": 3}[kind(item)]
 
     items.sort(key=rank)  # stable: the order within each rank is the collection order
+
+
+
+def _game_loop_loaded():
+    import sys
+
+    nb = sys.modules.get("soe_sim.engine.game.nb")
+    return nb is not None and bool(nb.play_games_serial_nb.signatures)
+
+
+_LOADED_BEFORE = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    item.stash[_LOADED_BEFORE] = _game_loop_loaded()  # before the test's fixtures, module ones too
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """A test of an unmarked file that brings the game loop into its process (its fixtures included)
+    errors: its file needs ``pytest.mark.game_loop``, else a worker may compile the loop beside the one
+    already compiling it. Seen only when it is the first test of its process to play (the loop stays
+    loaded after)."""
+    result = yield  # the test's own teardown first
+    if (item.get_closest_marker("game_loop") is None and not item.stash.get(_LOADED_BEFORE, True)
+            and _game_loop_loaded()):
+        pytest.fail(f"{item.nodeid} plays games: give {item.path.name} `pytestmark = pytest.mark.game_loop` "
+                    "(tests/conftest.py)", pytrace=False)
+    return result
