@@ -31,9 +31,12 @@ def game_loop_compiled(tmp_path_factory):
 
     from soe_sim.engine.game import play_games
 
-    # the parent of this worker's base temporary directory is shared by the session's workers
-    lock = FileLock(str(tmp_path_factory.getbasetemp().parent / "soe_sim-game-loop.lock"))
-    with lock:
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        # one process: nothing to wait for (and no lock shared with another checkout's test run)
+        play_games("tutorial", 1, seed=0, threads=1)
+        return
+    # the parent of a worker's base temporary directory is the session's own, shared by its workers
+    with FileLock(str(tmp_path_factory.getbasetemp().parent / "soe_sim-game-loop.lock")):
         play_games("tutorial", 1, seed=0, threads=1)
 
 
