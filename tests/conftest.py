@@ -1,4 +1,6 @@
+import contextlib
 import os
+import sys
 
 import matplotlib
 import pytest
@@ -31,12 +33,11 @@ def game_loop_compiled(tmp_path_factory):
 
     from soe_sim.engine.game import play_games
 
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        # one process: nothing to wait for (and no lock shared with another checkout's test run)
-        play_games("tutorial", 1, seed=0, threads=1)
-        return
-    # the parent of a worker's base temporary directory is the session's own, shared by its workers
-    with FileLock(str(tmp_path_factory.getbasetemp().parent / "soe_sim-game-loop.lock")):
+    # The parent of a worker's base temporary directory is the session's own, shared by its workers. One
+    # process has nothing to wait for (and shares no lock with another checkout's test run).
+    lock = (FileLock(str(tmp_path_factory.getbasetemp().parent / "soe_sim-game-loop.lock"))
+            if "PYTEST_XDIST_WORKER" in os.environ else contextlib.nullcontext())
+    with lock:
         play_games("tutorial", 1, seed=0, threads=1)
 
 
@@ -69,10 +70,7 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=rank)  # stable: the order within each rank is the collection order
 
 
-
 def _game_loop_loaded():
-    import sys
-
     nb = sys.modules.get("soe_sim.engine.game.nb")
     return nb is not None and bool(nb.play_games_serial_nb.signatures)
 

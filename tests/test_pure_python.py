@@ -86,9 +86,10 @@ def test_python_and_numba_play_the_same_games(python_games, scenario):
 
 
 @pytest.mark.slow
-def test_python_and_numba_play_more_games(game_loop_compiled):
+def test_python_and_numba_play_more_games(request):
     """The same with more games per pair (slow tier)."""
     python_games = _python_games(GAMES_SLOW)
+    request.getfixturevalue("game_loop_compiled")  # after the interpreted games, as in python_games
     for scenario in SCENARIOS:
         _compare(python_games, scenario, GAMES_SLOW)
 
