@@ -16,7 +16,8 @@ install: $(STAMP)
 
 # The main job on the built-in data: an odds demo, the designer's odds tables in reports/ and the
 # balance report of the default scenario in reports/balance/index.html (every registered policy
-# against every other; about 1-3 minutes on two cores).
+# against every other; under a minute on two cores once the engine is compiled — the first run compiles
+# it first, about 4-6 minutes, announced on stderr).
 BALANCE_SCENARIO ?= kiev-offensive
 BALANCE_GAMES ?= 1000
 BALANCE_MATRIX_GAMES ?= 100

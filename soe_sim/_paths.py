@@ -40,3 +40,32 @@ def file_stamps(files) -> tuple:
             st = p.stat()
             out.append((str(p), st.st_mtime_ns, st.st_size))
     return tuple(out)
+
+
+def check_creatable(directory: str, option: str, text: str) -> None:
+    """``directory`` exists or can be created (what an output option needs before the work starts): its
+    nearest existing ancestor is a writable directory. Else a :class:`~soe_sim.errors.SoeInputError`
+    naming ``option`` and its value ``text``."""
+    from soe_sim.errors import Problem, SoeInputError
+
+    parent = os.path.abspath(directory)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise SoeInputError(Problem(option, "", "", text, f"{parent} is a file, not a directory"))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SoeInputError(Problem(option, "", "", text, f"cannot write into {parent} (permission denied)"))
+
+
+def os_error_text(err: BaseException) -> str:
+    """The reason of a failed write in the words of the OS ("No such file or directory"), without the
+    temporary file's name or the writer's own wording (pyarrow: "Failed to open local file '…'. Detail:
+    [errno 2] …")."""
+    import re
+
+    m = re.search(r"\[errno (\d+)\]", str(err))  # pyarrow's OSError: its strerror is all of that text
+    if m:
+        return os.strerror(int(m.group(1)))
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    return str(err)

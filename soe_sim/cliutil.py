@@ -6,6 +6,7 @@ from typing import Callable
 
 import click
 
+from soe_sim._paths import check_creatable, os_error_text
 from soe_sim.errors import Problem, SoeInputError
 
 # Ceilings of the integer options (a larger value is a one-line click error, not an OverflowError or a run
@@ -27,7 +28,8 @@ def games_range(min: int = 1) -> click.IntRange:  # noqa: A002 (click's name)
 def check_figure_path(path: str, option: str = "--plot") -> str:
     """``path`` when matplotlib can write an image there, else a one-line input error naming
     ``option``: an extension matplotlib does not write (or none — it would silently add ``.png``), an
-    existing directory, or a parent directory that does not exist. Checked before the work starts."""
+    existing directory, or a parent that is a file or not writable (missing directories are created by
+    :func:`write_figure`). Checked before the work starts."""
     import os
 
     from matplotlib.backend_bases import FigureCanvasBase
@@ -42,21 +44,21 @@ def check_figure_path(path: str, option: str = "--plot") -> str:
         raise SoeInputError(Problem(option, "", "", text,
                                     f"unsupported image type {'.' + suffix if suffix else '(no extension)'!r}",
                                     "use one of " + ", ".join("." + k for k in sorted(kinds))))
-    parent = os.path.dirname(os.path.abspath(text))
-    if os.path.exists(parent) and not os.path.isdir(parent):
-        raise SoeInputError(Problem(option, "", "", text, f"{parent} is a file, not a directory"))
-    if not os.path.isdir(parent):
-        raise SoeInputError(Problem(option, "", "", text, f"directory {parent} does not exist"))
+    # missing directories are created, as for every other output (--out of simulate, report, sweep)
+    check_creatable(os.path.dirname(os.path.abspath(text)), option, text)
     return text
 
 
 def write_figure(fig, path: str, option: str = "--plot", **savefig) -> None:
     """Save a matplotlib figure; a bad path or format is a one-line input error."""
+    import os
+
     check_figure_path(path, option)
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         fig.savefig(path, **savefig)
     except (OSError, ValueError) as err:
-        raise SoeInputError(Problem(option, "", "", path, f"cannot write plot: {err}")) from None
+        raise SoeInputError(Problem(option, "", "", path, f"cannot write plot: {os_error_text(err)}")) from None
 
 
 def emit_odds(result, fmt: str, plot_file: str | None, format_table: Callable[[object], str]) -> None:

@@ -105,7 +105,7 @@ def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Pro
                 ok = False
             if not ok:
                 problems.append(
-                    Problem(file, "", dotted, value, f"expected {expected.__name__}")
+                    Problem(file, "", dotted, value, f"expected {_type_name(base[key])}")
                 )
                 continue
             base[key] = value

@@ -354,3 +354,45 @@ def test_files_saved_with_a_byte_order_mark_are_read(tmp_path):
     ds = load_dataset(root)
     assert ds.game_map.n_areas == 10 and "test-offensive" in ds.scenarios
     validate([root])
+
+
+def test_copy_under_a_new_name_suggests_setting_the_id(tmp_path):
+    # user review: a copy of a scenario under a new name was told only to rename the file back
+    root = copy_fixture(tmp_path)
+    shutil.copy(root / SCEN, root / "scenarios" / "my-copy.toml")
+    p = find(problems_of(root), "scenarios/my-copy.toml", "id", "test-offensive", "differs from the file name")
+    assert 'set `id = "my-copy"`' in p.suggestion and "rename the file to `test-offensive.toml`" in p.suggestion
+
+
+def test_a_missing_key_is_reported_once(tmp_path):
+    # user review: a deployment without its area got "missing required key" and "expected an area id" too
+    root = copy_fixture(tmp_path)
+    edit(root / SCEN, 'block = "pl-1-id"\narea = "warsaw"\n', 'block = "pl-1-id"\n')
+    about_area = [p for p in problems_of(root) if p.field == "area" and "deployment[0]" in p.entry]
+    assert [p.message for p in about_area] == ["missing required key"]
+
+
+def test_validate_takes_a_partial_rules_overlay(tmp_path):
+    # user review: `validate r1.toml` on an overlay that `odds --rules` accepts: "not a complete ruleset"
+    f = tmp_path / "r1.toml"
+    f.write_text("[combat]\nflank_penalty = 2\n")
+    (line,) = validate([f])
+    assert line.endswith("r1.toml: rules overlay, valid over soe")
+    f.write_text('[combat]\nflank_penalty = "x"\n')
+    with pytest.raises(SoeInputError) as info:
+        validate([f])
+    assert [(p.field, p.message) for p in info.value.problems] == [("combat.flank_penalty", "expected integer")]
+
+
+def test_validate_takes_a_sweep_config(tmp_path):
+    # user review: `validate sw.toml` said "don't know how to validate this file"
+    f = tmp_path / "sw.toml"
+    body = 'scenarios = ["tutorial"]\ngames_per_chunk = 20\nchunks = 3\nseed = 7\n[[pairs]]\npolish = "{p}"\nsoviet = "random"\n'
+    f.write_text(body.format(p="balanced"))
+    (line,) = validate([f])
+    assert line.endswith("sw.toml: sweep config, 3 chunks of 20 games")
+    f.write_text(body.format(p="balancd"))
+    with pytest.raises(SoeInputError) as info:
+        validate([f])
+    (p,) = info.value.problems
+    assert p.field == "polish" and p.value == "balancd" and "did you mean `balanced`?" in p.suggestion

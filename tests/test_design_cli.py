@@ -37,9 +37,14 @@ CASES = [
     (["sensitivity", "-s", "tutorial", "--knob", "scenario.vp=0:2", "--base", "nope"], ["error: --base:", "not found"]),
     (["tune", "-s", "tutorial", "--knob", "scenario.vp", "--base", "flank-2"], ["error: --base:", "`flank-1`"]),
     (["compare", "-s", "tutorial", "-v", "flank-1", "--polish", "balanced", "--polish-param", "attack_threshold=2"],
-     ["from 0 to 1"]),
+     ["error: --polish-param:", "from 0 to 1"]),
     (["compare", "-s", "tutorial", "-v", "flank-1", "--polish-param", "attack_threshold=0.6"],
-     ["random policy takes no"]),
+     ["error: --polish-param:", "random policy takes no"]),
+    # user review: a parameter problem was reported under --polish
+    (["compare", "-s", "tutorial", "-v", "flank-1", "--soviet", "aggressive", "--soviet-param", "x=1"],
+     ["error: --soviet-param: aggressive: field 'x': unknown policy parameter"]),
+    (["compare", "-s", "tutorial", "-v", "flank-1", "--soviet", "agressive", "--soviet-param", "x=1"],
+     ["error: --soviet: unknown policy", "did you mean `aggressive`?"]),
 ]
 
 

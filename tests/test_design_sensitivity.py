@@ -52,6 +52,8 @@ def test_table_and_tornado():
     assert tested["p_holm"].min() == pytest.approx(min(1.0, 4 * tested["p_value"].min()))
     assert tor.set_index("knob")["p_holm"].to_dict() == tested.groupby("knob")["p_holm"].min().to_dict()
     assert "4 values tested against the base" in res.format_table()
+    header = res.format_table().splitlines()[0]  # user review: "base base: Polish win 51.0 %"
+    assert "; base: Polish win" in header and "base base" not in header
     # every arm played the same games (common random numbers)
     assert res.games.groupby("arm")["seed"].apply(tuple).nunique() == 1
     fig = res.plot()

@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from soe_sim.design.stats import crossing_interval, fit_logistic, holm, paired_difference, paired_mean_difference
+from soe_sim.design.stats import (crossing_interval, fit_logistic, holm, paired_difference, paired_mean_difference,
+                                  wilson)
 from soe_sim.design.tune import search_crossing
 
 
@@ -191,3 +192,15 @@ def test_search_crossing_is_local_on_a_curve_that_is_not_logistic():
     assert res["mode"] == "local" and -2 <= res["value"] <= -1
     assert res["global_fit"].fit_p_value < 0.05  # the logistic shape is wrong over the whole range
     assert covered >= 0.85 * reps
+
+
+@pytest.mark.parametrize("n", [1, 6, 7, 100, 12345])
+def test_wilson_bounds_exact_at_zero_and_all_successes(n):
+    # 0 wins of 6 printed as 2.8e-17 in odds_bands.csv and 8.7e-19 in simulate's JSON (user review)
+    from soe_sim.battle.odds import wilson_interval
+
+    assert wilson_interval(0, n)[0] == 0.0
+    assert wilson_interval(n, n)[1] == 1.0
+    assert wilson(0, n)[0] == 0.0 and wilson(n, n)[1] == 1.0
+    lo, hi = wilson_interval(np.array([0, n]), n)
+    assert lo[0] == 0.0 and hi[1] == 1.0 and 0.0 < lo[1] < 1.0 and 0.0 < hi[0] < 1.0

@@ -105,7 +105,6 @@ def test_simulate_api_checks_out_before_playing(monkeypatch):
 @pytest.mark.parametrize("args, needle", [
     (["-o", "m.txt"], "unsupported image type '.txt'"),
     (["-o", "mapx"], "unsupported image type '(no extension)'"),
-    (["-o", "nodir/m.png"], "does not exist"),
     (["-o", "m.png", "--dpi", "0"], "--dpi"),
 ])
 def test_map_bad_output(tmp_path, capsys, monkeypatch, args, needle):
@@ -114,6 +113,13 @@ def test_map_bad_output(tmp_path, capsys, monkeypatch, args, needle):
     lines = _error_lines(capsys)
     assert len(lines) == 1 and needle in lines[0]
     assert _files(tmp_path) == []
+
+
+def test_map_creates_missing_directories_like_every_output(tmp_path, capsys):
+    # user review: `map -o nodir/x.png` refused while `simulate --out nodir/x.parquet` created nodir
+    out = tmp_path / "new" / "dir" / "m.png"
+    assert main(["map", "-o", str(out)]) == 0
+    assert out.is_file() and out.read_bytes().startswith(b"\x89PNG")
 
 
 def test_map_writes_the_file_it_names(tmp_path, capsys):
@@ -790,3 +796,26 @@ def test_simulate_table_names_the_policy_parameter_overrides():
     assert format_summary(base).startswith("tutorial: balanced (Polish) vs random (Soviet), 5 games")
     text = format_summary({**base, "polish_params": '{"attack_threshold": 0.9}'})
     assert text.startswith('tutorial: balanced {"attack_threshold": 0.9} (Polish) vs random (Soviet)')
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc, where no file can be created")
+@pytest.mark.parametrize("name", ["x.parquet", "x.csv"])
+def test_a_failed_write_names_the_target_in_the_os_words(name):
+    # user review: "cannot write: Failed to open local file '/proc/.x.parquet.879d3907.part'. Detail: [errno 2] …"
+    from soe_sim.sim import write_frames
+
+    with pytest.raises(SoeInputError) as info:
+        write_frames([(pd.DataFrame({"a": [1]}), f"/proc/{name}", "--out")])
+    (problem,) = info.value.problems
+    assert problem.message == "cannot write: No such file or directory" and problem.value == f"/proc/{name}"
+    assert ".part" not in str(problem) and "Detail" not in str(problem) and f"/proc/{name}" in str(problem)
+    assert not any(n.startswith(f".{name}") for n in os.listdir("/proc"))
+
+
+@pytest.mark.parametrize("name, needle", [("al", "did you mean `all`?"), ("xyzzy", "'all' or one of: "),
+                                          ("kiev", "did you mean `kiev-offensive`?")])
+def test_fuzz_suggests_all_among_the_scenarios(capsys, name, needle):
+    # user review: `fuzz -s al` listed the built-in scenarios but not `all`
+    assert main(["fuzz", "-s", name, "-n", "1"]) == 2
+    (line,) = _error_lines(capsys)
+    assert needle in line and f"(got '{name}')" in line

@@ -228,6 +228,22 @@ def test_cli_sweep_with_scheduler_address(config, client, reference, tmp_path, c
     man = json.loads(capsys.readouterr().out)
     assert man["status"] == "complete" and man["tasks_done"] == 8
     pd.testing.assert_frame_equal(sw.read_sweep(out), sw.read_sweep(reference[0]))
+    # one summary per cell (user review: the table format printed only the status line)
+    games = sw.read_sweep(out)
+    cells = {c["overlay"]: c for c in man["cells"]}
+    assert sorted(cells) == ["base", "gv3"]
+    for name, c in cells.items():
+        g = games[games["overlay"] == name]
+        assert c["games"] == len(g) == 24 and c["polish_win"] == pytest.approx((g["winner"] == "polish").mean())
+        assert c["polish_win_lo"] <= c["polish_win"] <= c["polish_win_hi"]
+        assert c["vp_mean"] == pytest.approx(g["vp"].mean())
+    assert main(["sweep", str(config), "--out", str(out), "--scheduler", client.scheduler.address,
+                 "--no-progress"]) == 0  # resumed: nothing to compute, the same table
+    text = capsys.readouterr().out
+    assert "complete: 8/8 chunks, 48 games (0 computed, 8 already done" in text
+    line = next(ln for ln in text.splitlines() if " gv3 " in ln)
+    pw = cells["gv3"]["polish_win"]
+    assert "tutorial" in line and f"{100 * pw:.1f} % [" in line and line.split()[1:3] == ["random", "random"]
     bad = tmp_path / "bad.toml"
     bad.write_text(CONFIG.replace('polish = "random"', 'polish = "cautious"'))
     rc = main(["sweep", str(bad), "--out", str(tmp_path / "x")])

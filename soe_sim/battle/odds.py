@@ -110,12 +110,16 @@ def prepare(battle: Battle, rules: CombatRules) -> np.ndarray:
 
 
 def wilson_interval(successes: np.ndarray | float, n: int, z: float = 1.959963984540054):
-    """Wilson score interval for a binomial proportion (vectorised)."""
+    """Wilson score interval for a binomial proportion (vectorised; floats for a scalar ``successes``), with
+    the bounds exactly 0 at no successes and 1 at ``n``."""
     p = np.asarray(successes, dtype=float) / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    # at 0 or n successes the bound is exactly 0 or 1; centre - half leaves rounding noise (2.8e-17)
+    lo = np.where(p <= 0.0, 0.0, np.clip(centre - half, 0, 1))
+    hi = np.where(p >= 1.0, 1.0, np.clip(centre + half, 0, 1))
+    return (lo, hi) if lo.ndim else (float(lo), float(hi))
 
 
 def _metrics(outcomes: np.ndarray, weights: np.ndarray) -> dict[str, float]:

@@ -36,13 +36,20 @@ def display_path(path: Path | str) -> str:
         return str(p)
 
 
+MISSING_KEY = "missing required key"
+
+
 class Problems(list):
     """A list of :class:`Problem` with a shorthand ``add``."""
 
     def add(self, file, entry="", fld="", value=None, message="", suggestion=None) -> None:
-        """Append one problem (``file`` may be a path)."""
-        self.append(Problem(display_path(file) if isinstance(file, Path) else str(file),
-                            entry, fld, value, message, suggestion))
+        """Append one problem (``file`` may be a path); nothing more about a field already reported
+        missing (its type check would only repeat the same problem)."""
+        file = display_path(file) if isinstance(file, Path) else str(file)
+        if value is None and any(p.message == MISSING_KEY and (p.file, p.entry, p.field) == (file, entry, fld)
+                                 for p in self):
+            return
+        self.append(Problem(file, entry, fld, value, message, suggestion))
 
 
 @dataclass(frozen=True)
@@ -277,7 +284,7 @@ def check_keys(d: dict, allowed: Iterable[str], path: Path, entry: str, problems
                          "unknown key", did_you_mean(k, allowed))
     for k in required:
         if k not in d:
-            problems.add(path, entry, k, None, "missing required key")
+            problems.add(path, entry, k, None, MISSING_KEY)
 
 
 def is_int(x) -> bool:

@@ -393,7 +393,11 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
     if not isinstance(sid, str) or not SLUG_RE.match(sid):
         c.add("", "id", sid, "not a lowercase slug [a-z0-9]+(-[a-z0-9]+)*")
     elif sid != path.stem:
-        c.add("", "id", sid, "scenario id differs from the file name", f"rename the file to `{sid}.toml`")
+        # scenarios are found by id as `<id>.toml`: either side of the pair can change
+        hint = f"rename the file to `{sid}.toml`"
+        if SLUG_RE.match(path.stem):
+            hint = f'set `id = "{path.stem}"` (for a copy under a new name) or {hint}'
+        c.add("", "id", sid, "scenario id differs from the file name", hint)
     for key in ("name", "source", "description"):
         if key in doc and not isinstance(doc[key], str):
             c.add("", key, doc[key], "expected a string")

@@ -93,11 +93,22 @@ def _validate_rules(path: Path, problems: Problems, game_map=None, decks: dict |
     the file's data root (``<root>/rules/<file>``), else the built-in data."""
     from soe_sim.rules import load_rules
 
+    overlay = False
     try:
         rules = load_rules(path)
     except SoeInputError as err:
-        problems.extend(err.problems)
-        return ""
+        doc = read_toml(path, Problems()) or {}
+        partial = any(p.message.startswith(("not a complete ruleset", "missing rule")) for p in err.problems)
+        if not partial or "base" in (doc.get("meta") or {}):
+            problems.extend(err.problems)
+            return ""
+        # a file with only some rules: an overlay (odds --rules, a sweep's [[overlays]]), checked merged over SoE
+        try:
+            rules = load_rules("soe", [path])
+        except SoeInputError as err2:
+            problems.extend(err2.problems)
+            return ""
+        overlay = True
     if game_map is None and decks is None:
         root = _root_of_file(path)
         game_map = read_map(root / "map", Problems())  # context only: their problems are not this file's
@@ -109,7 +120,22 @@ def _validate_rules(path: Path, problems: Problems, game_map=None, decks: dict |
         if found:
             problems.extend(found)
             return ""
+    if overlay:
+        return f"{display_path(path)}: rules overlay, valid over soe"
     return f"{display_path(path)}: ruleset {rules['meta.id']}"
+
+
+def _validate_sweep(path: Path, problems: Problems) -> str:
+    """A ``soe-sim sweep`` config: read as the sweep reads it (keys, scenarios, policies and their
+    parameters, overlays), so a mistake shows before any chunk runs."""
+    from soe_sim.sim.sweep import load_config, plan
+
+    try:
+        cfg = load_config(path)
+    except SoeInputError as err:
+        problems.extend(err.problems)
+        return ""
+    return f"{display_path(path)}: sweep config, {len(plan(cfg))} chunks of {cfg.games_per_chunk} games"
 
 
 def _validate_variant(path: Path, problems: Problems) -> str:
@@ -200,9 +226,11 @@ def _validate_one(path: Path, problems: Problems) -> str:
             return _validate_variant(path, problems)
         if path.parent.name == "rules" or "meta" in doc or any(t in doc for t in rule_tables()):
             return _validate_rules(path, problems)
+        if "pairs" in doc or "games_per_chunk" in doc:
+            return _validate_sweep(path, problems)
     problems.add(path, "", "", name, "don't know how to validate this file: expected a data directory, "
                  "a scenario TOML, areas.csv, links.csv, grid.toml, blocks.csv, leaders.toml, polish.csv "
-                 "or soviet.csv, a ruleset (rules/*.toml), a variant (variants/*.toml) or a combat-system file "
+                 "or soviet.csv, a ruleset (rules/*.toml), a variant (variants/*.toml), a sweep config or a combat-system file "
                  "(systems/soyuz81.toml, systems/rswe.toml)")
     return ""
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from soe_sim._paths import os_error_text
 from soe_sim.errors import Problem, SoeInputError
 
 __all__ = ["write_study", "check_study_dir", "json_default", "strict_json"]
@@ -139,5 +140,5 @@ def write_study(out, *, title: str, text: str, summary: dict, tables: dict[str, 
         _atomic(p, _html(title, text.splitlines(), tables, images, summary).encode())
         written.append(p)
     except OSError as err:
-        raise SoeInputError(Problem("--out", "", "", str(out), f"cannot write: {err.strerror or err}")) from None
+        raise SoeInputError(Problem("--out", "", "", str(out), f"cannot write: {os_error_text(err)}")) from None
     return written

@@ -27,6 +27,11 @@ _NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _RANGE_RE = re.compile(rf"^\s*(?P<name>[^=\s]+)\s*=\s*(?P<lo>{_NUM})\s*:\s*(?P<hi>{_NUM})\s*(?::\s*(?P<n>\d+))?\s*$")
 
 
+def _base_label(name: str) -> str:
+    """How the table names the variant the knobs move from: "base" (the rules as they are), not "base base"."""
+    return "base" if name == "base" else f"base {name}"
+
+
 @dataclass
 class KnobRange:
     """A knob swept from ``low`` to ``high`` over ``values`` (base value ``base``)."""
@@ -127,7 +132,7 @@ class Sensitivity:
     def format_table(self) -> str:
         s = self.summary
         lines = [f"{s['scenario']}: {s['polish']} (Polish) vs {s['soviet']} (Soviet), {s['games']} games per value, "
-                 f"seed {s['seed']}; base {s['base']}: Polish win {100 * s['base_polish_win']:.1f} %"]
+                 f"seed {s['seed']}; {_base_label(s['base'])}: Polish win {100 * s['base_polish_win']:.1f} %"]
         lines.append(f"  {'knob':<40} {'value':>8} {'Polish win':>11} {'effect':>9}  {'95 % CI':<18} {'p':>8} "
                      f"{'p (Holm)':>8} {'VP shift':>9}")
         for r in self.table.itertuples(index=False):

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from soe_sim._paths import os_error_text
 from soe_sim.errors import Problem, SoeInputError
 from soe_sim.playtest.find import Condition, FindResult, find_game, parse_condition
 from soe_sim.playtest.narrate import narrate
@@ -212,7 +213,7 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".playtest-", dir=parent))
     except OSError as err:
-        raise SoeInputError(Problem("--out", "", "", str(out), f"cannot write: {err.strerror or err}")) from None
+        raise SoeInputError(Problem("--out", "", "", str(out), f"cannot write: {os_error_text(err)}")) from None
     try:
         (tmp / "game.md").write_text(text, encoding="utf-8")
         result.events.to_csv(tmp / "events.csv", index=False)

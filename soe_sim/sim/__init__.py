@@ -45,6 +45,7 @@ from soe_sim.engine.game.nb import (  # the stats and battle-row layout of the b
     S_SP_LOST_SUPPLY, S_VP_BATTLE, S_VP_CONTROL, S_VP_ENCIRCLEMENT, S_VP_GREAT_VICTORY,
     S_VP_LEADER_CAPTURED, S_VP_LEADER_KILLED, S_VP_OBJECTIVES, S_VP_OTHER, S_VP_START, S_VP_SUPPLY,
 )
+from soe_sim._paths import check_creatable, os_error_text
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 from soe_sim.random import seed_int
 
@@ -749,19 +750,8 @@ def check_output_path(path, option: str = "--out", suffixes=FRAME_SUFFIXES) -> s
     if os.path.isdir(target):
         raise SoeInputError(Problem(option, "", "", text, "is a directory", f"give a file name such as "
                                     f"{os.path.join(text, 'games' + suffixes[0])}"))
-    _check_creatable(os.path.dirname(target), option, text)  # the directories write_frame would create
+    check_creatable(os.path.dirname(target), option, text)  # the directories write_frame would create
     return text
-
-
-def _check_creatable(directory: str, option: str, text: str) -> None:
-    """``directory`` exists or can be created: its nearest existing ancestor is a writable directory."""
-    parent = directory
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise SoeInputError(Problem(option, "", "", text, f"{parent} is a file, not a directory"))
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise SoeInputError(Problem(option, "", "", text, f"cannot write into {parent} (permission denied)"))
 
 
 def check_output_dir(path, option: str = "--out") -> Path:
@@ -772,7 +762,7 @@ def check_output_dir(path, option: str = "--out") -> Path:
     target = os.path.abspath(path)
     if os.path.exists(target) and not os.path.isdir(target):
         raise SoeInputError(Problem(option, "", "", str(path), "exists and is not a directory"))
-    _check_creatable(target, option, str(path))
+    check_creatable(target, option, str(path))
     return path
 
 
@@ -815,7 +805,7 @@ def write_frames(frames) -> None:
                     frame.to_parquet(tmp, index=False)
             except OSError as err:
                 raise SoeInputError(Problem(option, "", "", str(path),
-                                            f"cannot write: {err.strerror or err}")) from None
+                                            f"cannot write: {os_error_text(err)}")) from None
         for tmp, target in done:
             os.replace(tmp, target)
         done = []

@@ -72,6 +72,11 @@ def _with_params(name: str, pairs, option: str):
             raise SoeInputError(Problem(option, "", "", item, f"parameter '{key}' given twice",
                                         "give each parameter once"))
         params[key] = number
+    # checked here so that a problem with the parameters names their option, not the policy's
+    from soe_sim.sim import resolve_policy
+
+    resolve_policy(name, option.removesuffix("-param"))  # an unknown policy name: --polish
+    resolve_policy((name, params), option)
     return (name, params)
 
 
@@ -169,23 +174,28 @@ def sweep_command(config, out, scheduler, workers, threads_per_worker, fmt, prog
         polish = "balanced"
         soviet = "balanced"
 
+    Prints the status and one line per cell (scenario, policies, overlay) with its win rates; the JSON has
+    the manifest and the same cells under "cells".
+
     Optional keys (ruleset, key_cities, trajectories, battles, common_random_numbers, policy
     parameter grids, [[overlays]] of rule files, inline rules or design variants): the docstring of
     soe_sim/sim/sweep.py and docs/designer.md.
     """
-    from soe_sim.sim.sweep import load_config, run_sweep
+    from soe_sim.sim.sweep import format_sweep_summary, load_config, run_sweep, sweep_summary
 
     if progress is None:
         progress = sys.stderr.isatty()
     cfg = load_config(config)
     man = run_sweep(cfg, out, scheduler, n_workers=workers, threads_per_worker=threads_per_worker, progress=progress)
+    cells = sweep_summary(out)
     if fmt == "json":
-        click.echo(json.dumps(man, indent=2, default=str))
+        click.echo(json.dumps({**man, "cells": cells.to_dict(orient="records")}, indent=2, default=str))
     else:
         last = man.get("last_run", {})
         click.echo(f"{man['status']}: {man['tasks_done']}/{man['tasks_total']} chunks, {man['games_done']} games "
                    f"({last.get('computed', 0)} computed, {last.get('skipped', 0)} already done, "
                    f"{last.get('seconds', 0):.1f} s) in {out}")
+        click.echo(format_sweep_summary(cells))
 
 
 def register(cli: click.Group) -> None:

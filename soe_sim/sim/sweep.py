@@ -68,7 +68,7 @@ from soe_sim.data._io import load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 from soe_sim.random import seed_int
 
-__all__ = ["SweepConfig", "Overlay", "Task", "load_config", "plan", "run_sweep", "read_sweep", "chunk_seed",
+__all__ = ["SweepConfig", "Overlay", "Task", "load_config", "plan", "run_sweep", "read_sweep", "sweep_summary", "chunk_seed",
            "overlay_setup", "run_task"]
 
 MANIFEST = "manifest.json"
@@ -772,3 +772,56 @@ def read_sweep(out, table: str = "games") -> pd.DataFrame:
     keys = [c for c in ("scenario", "polish", "soviet", "polish_params", "soviet_params", "overlay", "chunk", "game",
                         "battle", "step") if c in df]
     return df.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+_CELL = ["scenario", "polish", "polish_params", "soviet", "soviet_params", "overlay"]
+
+
+def sweep_summary(out) -> pd.DataFrame:
+    """One row per cell of a sweep directory (scenario, policies with their parameters, overlay) over its
+    finished chunks: ``games``, ``polish_win`` / ``soviet_win`` / ``draw`` (rates; a draw is a game that
+    was neither won nor aborted), ``polish_win_lo`` / ``polish_win_hi`` (95 % Wilson interval),
+    ``aborted`` (count) and ``vp_mean``. Empty when no chunk is finished."""
+    from soe_sim.sim import win_interval
+
+    files = sorted((Path(out) / "games").rglob("chunk-*.parquet"))
+    if not files:
+        return pd.DataFrame(columns=[*_CELL, "games", "polish_win", "polish_win_lo", "polish_win_hi", "soviet_win",
+                                     "draw", "aborted", "vp_mean"])
+    df = pd.concat([pd.read_parquet(f, columns=[*_CELL, "winner", "outcome", "vp"]) for f in files],
+                   ignore_index=True)
+    rows = []
+    for key, g in df.groupby(_CELL, sort=True, dropna=False):
+        n = len(g)
+        pw = int((g["winner"] == "polish").sum())
+        sw = int((g["winner"] == "soviet").sum())
+        ab = int((g["outcome"] == "aborted").sum())
+        lo, hi = win_interval(pw, n)
+        rows.append({**dict(zip(_CELL, key)), "games": n, "polish_win": pw / n, "polish_win_lo": lo,
+                     "polish_win_hi": hi, "soviet_win": sw / n, "draw": (n - pw - sw - ab) / n, "aborted": ab,
+                     "vp_mean": float(g["vp"].mean())})
+    return pd.DataFrame(rows)
+
+
+def format_sweep_summary(cells: pd.DataFrame) -> str:
+    """The table of :func:`sweep_summary` as text: one line per cell, win rates in per cent."""
+    if cells.empty:
+        return "no finished chunk yet"
+
+    def who(name, params):
+        return f"{name} {params}" if params else name
+
+    t = pd.DataFrame({
+        "scenario": cells["scenario"],
+        "polish": [who(a, b) for a, b in zip(cells["polish"], cells["polish_params"])],
+        "soviet": [who(a, b) for a, b in zip(cells["soviet"], cells["soviet_params"])],
+        "overlay": cells["overlay"],
+        "games": cells["games"].map("{:,}".format),
+        "Polish win": [f"{100 * p:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]"
+                       for p, lo, hi in zip(cells["polish_win"], cells["polish_win_lo"], cells["polish_win_hi"])],
+        "Soviet win": (100 * cells["soviet_win"]).map("{:.1f} %".format),
+        "draw": (100 * cells["draw"]).map("{:.1f} %".format),
+        "aborted": cells["aborted"],
+        "VP mean": cells["vp_mean"].map("{:+.2f}".format),
+    })
+    return t.to_string(index=False) + "\n(Polish win: 95 % Wilson interval in brackets)"

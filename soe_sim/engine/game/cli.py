@@ -11,12 +11,29 @@ import sys
 import click
 
 from soe_sim.cliutil import MAX_STEPS_MAX, SEED, games_range
+from soe_sim.errors import SoeInputError, did_you_mean
 
 __all__ = ["register", "fuzz_command"]
 
 
 def _counts(counts: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+
+
+def _with_all(err: SoeInputError, name: str) -> SoeInputError:
+    """``err`` of an unknown scenario id, its suggestion counting ``all`` (which only this command
+    takes) among the ids."""
+    from dataclasses import replace
+
+    from soe_sim.data.scenario import list_scenarios
+
+    problems = list(err.problems)
+    p = problems[0]
+    if len(problems) == 1 and p.message == "unknown scenario":
+        ids = list_scenarios()["id"].tolist()
+        close = did_you_mean(name, ["all", *ids])
+        problems = [replace(p, suggestion=close or f"'all' or one of: {', '.join(ids)}")]
+    return SoeInputError(problems)
 
 
 @click.command("fuzz")
@@ -58,7 +75,10 @@ def fuzz_command(scenarios, games, seed, max_steps, threads, ruleset, every_step
         if s == "all":
             ids.extend(list_scenarios()["id"].tolist())
         else:
-            load_scenario(s)  # raises SoeInputError (exit 2) for an unknown id
+            try:
+                load_scenario(s)  # raises SoeInputError (exit 2) for an unknown id
+            except SoeInputError as err:
+                raise _with_all(err, s) from None
             ids.append(s)
     ids = list(dict.fromkeys(ids))  # `-s all -s tutorial` plays the tutorial once
     kw = {"ruleset": ruleset} if ruleset != "soe" else {}
