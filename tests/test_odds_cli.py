@@ -120,6 +120,21 @@ def test_plot_file(tmp_path, capsys):
          "expected 0..20"),
         (["--attacker", "4i,4i,4i,4i,3i", "--defender", "3i"], "5 blocks attack along one link"),  # SoE 7.33
         (["--attacker", "4i", "--defender", "1i,1i,1i,1i,1i"], "5 defending blocks"),
+        # review: suggestions in the project's style for click choices and --initiative
+        (["--attacker", "4i", "--defender", "3i", "--attacker-side", "polsh"],
+         "--attacker-side: expected `polish` or `soviet` (got 'polsh'); did you mean `polish`?"),
+        (["--attacker", "4i", "--defender", "3i", "--format", "jsn"], "(got 'jsn'); did you mean `json`?"),
+        (["--attacker", "4i", "--defender", "3i", "--initiative", "atacker:1"], "did you mean `attacker:1`?"),
+        (["--attacker", "4i", "--defender", "3i", "--initiative", "defender"], "did you mean `defender:1`?"),
+        # review: an unknown option names the other combat systems that have it
+        (["--attack", "26", "--defense", "7"], "it is an option of `--system soyuz81` and `--system rswe`"),
+        (["--attacker", "4i", "--defender", "3i", "--charge", "2"], "add `--system rswe`"),
+        (["--atacker", "4i", "--defender", "3i"], "--atacker: no such option of `soe-sim odds` (Strike of the Eagle); "
+                                                   "did you mean `--attacker`?"),
+        (["--system", "soyuz81", "--attack", "6", "--defense", "2", "--attacker-side", "polish"],
+         "drop `--system soyuz81`"),
+        (["--system", "rswe", "--attack", "6", "--defense", "2", "--concentric"], "use `--system soyuz81`"),
+        (["--system", "rswe", "--attack", "6", "--defense", "2", "--atack", "1"], "did you mean `--attack`?"),
     ],
 )
 def test_bad_input_one_line_exit_2(capsys, args, needle):
@@ -133,12 +148,58 @@ def test_bad_input_one_line_exit_2(capsys, args, needle):
     assert "Traceback" not in captured.err
 
 
+@pytest.mark.parametrize("defender, support", [("2i/2i", "1"), ("2i/2i/1i", "1"), ("2i/2i", "2")])
+def test_support_given_twice_is_refused(tmp_path, capsys, defender, support):
+    """Review: `/` in --defender and --support both give the supporting directions; they used to be added
+    (`2i/2i --support 1` printed "support from 2 direction(s)"). Refused, and nothing is written."""
+    plot = tmp_path / "odds.png"
+    assert main(["odds", "--attacker", "4i,4i,4i/4c", "--defender", defender, "--support", support,
+                 "--plot", str(plot)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and not plot.exists()
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("error: --support: give support either with '/' in --defender")
+    assert "or with --support, not both" in line and f"(got {support})" in line
+
+
+def test_support_by_slash_or_by_option_is_the_same(capsys):
+    by_slash = run_json(capsys, "odds", "--attacker", "4i,4i,4i/4c", "--defender", "2i/2i")
+    by_option = run_json(capsys, "odds", "--attacker", "4i,4i,4i/4c", "--defender", "2i,2i", "--support", "1")
+    assert by_slash["battle"]["support_directions"] == by_option["battle"]["support_directions"] == 1
+    assert by_slash["attacker_win"] == by_option["attacker_win"]
+
+
+def test_support_given_twice_is_refused_from_python():
+    from soe_sim.battle.spec import Battle
+    from soe_sim.errors import SoeInputError
+
+    with pytest.raises(SoeInputError, match="not both"):
+        Battle.from_spec("4i", "2i/2i", support=1)
+    assert Battle.from_spec("4i", "2i/2i").support_directions == 1
+    assert Battle.from_spec("4i", "2i,2i", support=1).support_directions == 1
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["--attacker", "4i", "--defender", "3i", "--withdraw", "--withdraw-blocked"], "--withdraw-blocked"),
+    (["--attacker", "4i", "--garrison", "--withdraw"], "--withdraw"),
+    (["--attacker", "4i", "--garrison", "--withdraw-blocked"], "--withdraw-blocked"),
+    (["--attacker", "4i"], "--defender"),
+])
+def test_flag_problems_have_no_empty_got(capsys, args, flag):
+    """Review: a problem with flags (no value given) ended in "(got '')"."""
+    assert main(["odds", *args]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: {flag}: ") and "(got" not in line
+    if "--withdraw-blocked" in args and "--withdraw" in args:
+        assert "cannot be combined with --withdraw" in line
+
+
 def test_largest_battles_the_rules_allow(capsys):
     """SoE 7.33: four blocks along each link, and an area of four blocks joined by four supporting blocks
     per direction, are legal battles (the limits of audit I D11 reject only what the rules forbid)."""
-    out = run_json(capsys, "odds", "--attacker", "4i,4i,4i,4i/4c,4c,4c,4c", "--defender", "1i,1i,1i,1i/1i,1i,1i,1i",
-                   "--support", "1")
+    out = run_json(capsys, "odds", "--attacker", "4i,4i,4i,4i/4c,4c,4c,4c", "--defender", "1i,1i,1i,1i/1i,1i,1i,1i")
     assert 0 < out["attacker_win"] < 1
+    assert out["battle"]["support_directions"] == 1
 
 
 def test_console_script_no_traceback():

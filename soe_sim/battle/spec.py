@@ -330,11 +330,13 @@ class Battle:
     def validate(self) -> None:
         problems = []
         if not any(self.attacker) or any(len(g) == 0 for g in self.attacker):
-            problems.append(Problem("--attacker", "", "", self.attacker, "every attacking direction needs at least one block"))
+            problems.append(Problem("--attacker", "", "", self.attacker,
+                                    "every attacking direction needs at least one block"))
         if not self.defender and not self.garrison:
-            problems.append(Problem("--defender", "", "", "", "the defender needs at least one block or a garrison"))
+            problems.append(Problem("--defender", "", "", None, "the defender needs at least one block or a garrison"))
         if self.withdraw != Withdraw.NONE and not self.defender:
-            problems.append(Problem("--withdraw", "", "", "", "a Withdraw order needs defending blocks (SoE 7.2)"))
+            flag = "--withdraw" if self.withdraw == Withdraw.WITHDRAW else "--withdraw-blocked"
+            problems.append(Problem(flag, "", "", None, "a Withdraw order needs defending blocks (SoE 7.2)"))
         if sum(b.reorganizing for b in self.defender) > 1:
             problems.append(Problem("--defender", "", "", "r", "only one block in an area can reorganize (SoE 7.2)"))
         if any(b.reorganizing for g in self.attacker for b in g):
@@ -342,9 +344,11 @@ class Battle:
         if self.attacker_side not in SIDES:
             problems.append(Problem("--attacker-side", "", "", self.attacker_side, "expected `polish` or `soviet`"))
         if self.initiative_holder not in ("attacker", "defender"):
-            problems.append(Problem("--initiative", "", "", self.initiative_holder, "holder must be `attacker` or `defender`"))
+            problems.append(Problem("--initiative", "", "", self.initiative_holder,
+                                    "holder must be `attacker` or `defender`"))
         if self.initiative_level < 1:
-            problems.append(Problem("--initiative", "", "", self.initiative_level, "level must be ≥ 1 (SoE 6.1: no 0 on the track)"))
+            problems.append(Problem("--initiative", "", "", self.initiative_level,
+                                    "level must be ≥ 1 (SoE 6.1: no 0 on the track)"))
         if self.support_directions < 0:
             problems.append(Problem("--support", "", "", self.support_directions, "must be ≥ 0"))
         elif self.support_directions > len(self.defender):  # SoE 7.34: supporting blocks are defenders
@@ -356,15 +360,26 @@ class Battle:
 
     @classmethod
     def from_spec(cls, attacker: str, defender: str = "", *, support: int = 0, **kwargs) -> "Battle":
-        """Build a battle from the compact spec syntax (module docstring)."""
+        """Build a battle from the compact spec syntax (module docstring).
+
+        ``support`` is the number of supporting directions when ``defender`` has no ``/`` groups; a spec
+        with them already gives that number, so both together are refused."""
         att_groups = parse_blocks(attacker, "attacker")
         if defender and str(defender).strip():
             def_groups = parse_blocks(defender, "defender")
         else:
             def_groups = ((),)
         defenders = tuple(b for g in def_groups for b in g)
-        support_total = support + max(len(def_groups) - 1, 0)
-        return cls(att_groups, defenders, support_directions=support_total, **kwargs)
+        slash_directions = len(def_groups) - 1
+        if support > 0 and slash_directions:
+            # both say how many directions the supporting blocks came from: adding them would count a
+            # direction twice (``2i/2i --support 1`` is one supporting direction, not two)
+            raise SoeInputError(Problem(
+                "--support", "", "", support,
+                f"give support either with '/' in --defender ({defender!r}: {slash_directions} supporting "
+                f"direction{'s' if slash_directions != 1 else ''}) or with --support, not both",
+                "drop --support" if support == slash_directions else "drop --support or the '/'"))
+        return cls(att_groups, defenders, support_directions=support or slash_directions, **kwargs)
 
     @property
     def defender_side(self) -> str:
