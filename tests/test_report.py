@@ -167,6 +167,19 @@ def test_odds_bands():
     assert t.loc["below 1:1", "battles"] == 3  # the unfought battle is left out
     assert t.loc["below 1:1", "attacker_win"] == pytest.approx(1 / 3)
     assert t.loc["below 1:1", "great_share"] == pytest.approx(1 / 3)
+    # equal losses (the defender wins them, R9): the third battle, 2 v 1 is not one; the unfought one is left out
+    sb["attacker_losses"] = [1, 1, 2, 1]
+    t = odds_bands(sb).set_index("odds_band")
+    assert t.loc["below 1:1", "ties"] == 2 and t.loc["below 1:1", "tie_share"] == pytest.approx(2 / 3)
+    assert t.loc[GARRISON_ONLY, "ties"] == 0
+
+
+def test_plural():
+    from soe_sim.report import _plural
+
+    assert _plural(1, "pairing") == "1 pairing" and _plural(4, "pairing") == "4 pairings"
+    assert _plural(0, "game") == "0 games" and _plural(1000, "game") == "1,000 games"
+    assert _plural(1, "VP city", "VP cities") == "1 VP city" and _plural(29, "VP city", "VP cities") == "29 VP cities"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -227,7 +240,7 @@ def test_html_sections_and_embedded_images(report):
     assert "event sample" in page.lower() and "seed 3" in page
 
 
-def test_cli_report_balance(tmp_path):
+def test_cli_report_balance(tmp_path, capsys):
     from soe_sim.cli import main
 
     out = tmp_path / "r"
@@ -235,6 +248,11 @@ def test_cli_report_balance(tmp_path):
                  "0", "--seed", "1", "--threads", "1", "--out", str(out), "--no-progress"]) == 0
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "Only one policy was played" in page
+    # "50 games (1 pairings)": singular and plural as counted
+    said = capsys.readouterr().out
+    assert "balance report: 8 games (1 pairing), event sample 0 games," in said and "pairings" not in said
+    assert "One pairing played (8 games)" in page and "Every pairing played: 1" not in page
+    assert "games 0–-1" not in page and "Event sample: none" in page
     assert main(["report", "balance", "--scenario", SC, "--policies", "nope", "--out", str(out)]) == 2
     assert main(["report", "balance", "--scenario", "nope", "--out", str(out)]) == 2
 
@@ -306,7 +324,93 @@ def test_summary_names_the_commonest_end_of_each_key_city(report):
                          {"city": "kiev", "name": "Kiev", "vp": 2, "polish": 0.05, "soviet": 0.23, "neutral": 0.72},
                          {"city": "minsk", "name": "Minsk", "vp": 2, "polish": 0.6, "soviet": 0.3, "neutral": 0.1}])
     (line,) = [x for x in summary_lines(dataclasses.replace(rep, held=held)) if x.startswith("At the end")]
-    assert "Warsaw neutral in" in line and "Kiev neutral in" in line and "Minsk Polish in" in line
+    assert "Kiev neutral in" in line and "Minsk Polish in" in line
+    # a city neutral in every game (and at the start) plays no part in the scenario: not named
+    assert "Warsaw" not in line
+
+
+def test_summary_names_only_the_key_cities_in_play(report):
+    """Review: a tutorial report said "Warsaw neutral in 100 %; Minsk neutral in 100 %; … Kiev neutral in 100 %",
+    cities that play no part in the scenario. Only cities held by a side at the start or at the end of some game
+    are named."""
+    import dataclasses
+
+    from soe_sim.report import summary_lines
+
+    rep, _ = report
+    row = {"vp": 2, "polish": 0.0, "soviet": 0.0, "neutral": 1.0}
+    held = pd.DataFrame([{**row, "city": "warsaw", "name": "Warsaw", "start": "neutral"},
+                         {**row, "city": "lviv", "name": "Lviv", "start": "polish"},  # lost its garrison every time
+                         {**row, "city": "kiev", "name": "Kiev", "start": "neutral", "polish": 0.01, "neutral": 0.99},
+                         {**row, "city": "minsk", "name": "Minsk", "start": "neutral"}])
+    (line,) = [x for x in summary_lines(dataclasses.replace(rep, held=held)) if x.startswith("At the end")]
+    assert "Lviv neutral in 100 %" in line and "Kiev neutral in 99 %" in line
+    assert "Warsaw" not in line and "Minsk" not in line
+    # nothing in play: no sentence at all
+    none = held[held["city"].isin(["warsaw", "minsk"])]
+    assert not [x for x in summary_lines(dataclasses.replace(rep, held=none)) if x.startswith("At the end")]
+    # the real report: the start column comes from the scenario, and every city named is held at some point
+    assert set(rep.held["start"]) <= {"polish", "soviet", "neutral"}
+    assert rep.held.set_index("city").loc["mazyr", "start"] == "polish"  # the tutorial's Polish key city
+    text = " ".join(rep.summary)
+    for r in rep.held.itertuples(index=False):
+        if r.vp >= 2 and r.neutral == 1.0 and r.start == "neutral":
+            assert f"{r.name} " not in text, r.name
+        elif r.vp >= 2:
+            assert f"{r.name} " in text, r.name
+
+
+def test_win_rates_are_quoted_with_the_interval_not_a_symmetric_plus_minus(report):
+    """Review: "95 % ± 1 %" beside the Wilson interval 93.6–96.3 % (really −1.5 / +1.2) and "91 % ± 6 %" beside
+    [83.8, 95.2]: the report prints the (asymmetric) interval itself, never a "±"."""
+    import dataclasses
+
+    from soe_sim.report import summary_lines
+    from soe_sim.report.html import fig_matrix
+
+    rep, out = report
+    assert not any("±" in x for x in rep.summary)
+    lo, hi = rep.metrics["polish_win_ci" if rep.metrics["polish_win"] > rep.metrics["soviet_win"] else "soviet_win_ci"]
+    assert f"(95 % Wilson interval {100 * lo:.1f}–{100 * hi:.1f} %;" in rep.summary[0]
+    metrics = dict(rep.metrics, games=400, polish_win=0.951, soviet_win=0.049, polish_win_ci=[0.936, 0.963])
+    first = summary_lines(dataclasses.replace(rep, metrics=metrics))[0]
+    assert first.startswith("The Poles win 95 % with ") and "93.6–96.3 %" in first and "±" not in first
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "±" not in page
+    fig = fig_matrix(rep)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    assert texts and not any("±" in t for t in texts)
+    wr = rep.win_rates.iloc[0]
+    assert any(f"[{math.floor(100 * wr['polish_win_lo'])}, {math.ceil(100 * wr['polish_win_hi'])}]" in t for t in texts)
+
+
+def test_page_wording_is_current(report):
+    """Review: stale sentences on the page (card use, "Not available yet"), a missing note on ties in the
+    odds-band table and "1 pairings"."""
+    rep, out = report
+    page = (out / "index.html").read_text(encoding="utf-8")
+    flat = " ".join(page.split())
+    # card use: the engine plays historical events and reactions (G3, EV9–EV11); no "they stay at 0"
+    assert "not offered by the engine's card phase yet" not in flat and "stay at 0" not in flat
+    assert "reaction cards played in the windows after a side's own Recon and after each battle" in flat
+    assert "historical event" in set(rep.card_use["use"]) and "reaction" in set(rep.card_use["use"])
+    # the odds bands: ties go to the defender (R9), a lone garrison's lost SP counts (R3)
+    note = re.search(r'<p class="note">Ties go to the defender.*?</p>', flat)
+    assert note and "R9" in note.group(0) and "R3" in note.group(0) and "garrison only" in note.group(0)
+    assert "If there is a draw, the attacker loses the battle" in note.group(0)
+    assert "<th class=\"\">equal losses</th>" in flat
+    # "Not available yet" lists only what is missing; what the per-game rows hold is said apart
+    dd = re.search(r"<dt>Not available yet</dt><dd>(.*?)</dd>", flat).group(1)
+    assert "decision statistics" in dd and "Leaders" not in dd and "encircled" not in dd
+    assert re.search(r"<dt>In the data files only</dt><dd>[^<]*Leaders killed and captured", flat)
+    # counted nouns agree with their counts
+    n = len(rep.meta["policies"]) ** 2
+    if n > 1:
+        assert f"Every pairing played: {n} pairings (40 games for the headline pairing, 12 games for each" in flat
+    assert "1 pairings" not in flat and " 1 games" not in flat
 
 
 def test_rare_shares_are_not_printed_as_zero(report):

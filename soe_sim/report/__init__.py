@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from soe_sim._paths import os_error_text
 from soe_sim.errors import Problem, SoeInputError
 
 __all__ = [
@@ -356,9 +357,10 @@ def vp_fan(games: pd.DataFrame, trajectories: pd.DataFrame | None,
 # Key cities, battles, eliminations
 
 
-def held_table(games: pd.DataFrame, game_map=None) -> pd.DataFrame:
+def held_table(games: pd.DataFrame, game_map=None, start: dict | None = None) -> pd.DataFrame:
     """Per key city (``held_<id>`` columns): share of games it ends Polish, Soviet, neutral (with the
-    Wilson intervals of the first two), its name and VP when ``game_map`` is given."""
+    Wilson intervals of the first two), its name and VP when ``game_map`` is given, and who controls it
+    at the start (column ``start``: polish, soviet or neutral) when ``start`` ({city id: side}) is given."""
     rows = []
     n = len(games)
     for c in [c for c in games.columns if c.startswith("held_")]:
@@ -367,6 +369,8 @@ def held_table(games: pd.DataFrame, game_map=None) -> pd.DataFrame:
         if game_map is not None and a in game_map.area_index:
             r = game_map.areas.iloc[game_map.area_index[a]]
             row.update({"name": str(r["name"]), "vp": int(r["vp"])})
+        if start is not None:
+            row["start"] = start.get(a) if start.get(a) in SIDES else "neutral"
         for s in SIDES:
             k = int((games[c] == s).sum())
             lo, hi = win_interval(k, n)
@@ -412,16 +416,18 @@ def _band(att: float, dfn: float) -> str:
 
 def odds_bands(sample_battles: pd.DataFrame) -> pd.DataFrame:
     """Fought battles of the event sample by odds band (attacker SP : defender block SP): battles,
-    attacker wins with the Wilson interval, great-victory share, mean losses and sizes."""
+    attacker wins with the Wilson interval, great-victory share, mean losses and sizes, and the battles
+    with equal losses on both sides (``ties``, ``tie_share``), which the defender wins (docs/rules.md R9)."""
     labels = [b[0] for b in ODDS_BANDS] + [GARRISON_ONLY]
     rows = []
     f = sample_battles[sample_battles["fought"]] if len(sample_battles) else sample_battles
     for label in labels:
         b = f[f["odds_band"] == label] if len(f) else f
         k = int((b["winner"] == b["attacker"]).sum()) if len(b) else 0
+        ties = int((b["attacker_losses"] == b["defender_losses"]).sum()) if len(b) else 0
         lo, hi = win_interval(k, len(b))
         rows.append({"odds_band": label, "battles": len(b), "attacker_wins": k, "attacker_win": _rate(k, len(b)),
-                     "attacker_win_lo": lo, "attacker_win_hi": hi,
+                     "attacker_win_lo": lo, "attacker_win_hi": hi, "ties": ties, "tie_share": _rate(ties, len(b)),
                      "great_share": _rate(int(b["great_victory"].sum()), len(b)) if len(b) else float("nan"),
                      "attacker_sp_mean": float(b["attacker_sp"].mean()) if len(b) else float("nan"),
                      "defender_sp_mean": float(b["defender_sp"].mean()) if len(b) else float("nan"),
@@ -691,11 +697,16 @@ def _pct_at_least(x: float, digits: int = 0) -> str:
     return _pct(x, digits)
 
 
-def _pm(rate: float, lo: float, hi: float) -> str:
-    """``58 % ± 1 %`` (half the Wilson interval's width; one decimal when below 1 point)."""
-    half = (hi - lo) / 2
-    d = 1 if half < 0.01 else 0
-    return f"{100 * rate:.{d}f} % ± {100 * half:.{d}f} %"
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    """``1 game``, ``2 games``, ``1,000 games`` (``plural`` for irregular words)."""
+    n = int(n)
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+def _city_in_play(r) -> bool:
+    """A key city worth naming in the summary: some side holds it at the start or at the end of some game
+    (a city neutral from start to end in every game plays no part in the scenario)."""
+    return (r.polish + r.soviet) > 0 or getattr(r, "start", "neutral") in SIDES
 
 
 def summary_lines(report: BalanceReport) -> list[str]:
@@ -710,8 +721,11 @@ def summary_lines(report: BalanceReport) -> list[str]:
     lo, hi = m[f"{lead}_win_ci"]
     play = f"{h[0]} play on both sides" if h[0] == h[1] else f"{h[0]} Polish and {h[1]} Soviet play"
     who = SIDE_PLURALS[lead]
-    first = (f"{who[0].upper() + who[1:]} win {_pm(m[lead + '_win'], lo, hi)} with {play} "
-             f"(95 % Wilson interval {100 * lo:.1f}–{100 * hi:.1f} %; {n:,} games of {meta['scenario']}"
+    # the win rate and its Wilson interval, no "±": the interval is asymmetric (93.6–96.3 % around 95.1 %);
+    # one decimal when the interval is narrower than 2 points
+    digits = 1 if hi - lo < 0.02 else 0
+    first = (f"{who[0].upper() + who[1:]} win {_pct(m[lead + '_win'], digits)} with {play} "
+             f"(95 % Wilson interval {100 * lo:.1f}–{100 * hi:.1f} %; {_plural(n, 'game')} of {meta['scenario']}"
              f"{'' if meta.get('ruleset', 'soe') == 'soe' else ' under ' + meta.get('ruleset_name', '')}, seed "
              f"{meta['seed']}).")
     lines.append(first)
@@ -759,6 +773,8 @@ def summary_lines(report: BalanceReport) -> list[str]:
         key = held[held.get("vp", pd.Series(2, index=held.index)) >= 2] if "vp" in held else held
         parts = []
         for r in key.itertuples(index=False):
+            if not _city_in_play(r):  # neutral from start to end in every game: not part of the scenario
+                continue
             # the commonest end state, neutral included (audit J F3: "Warsaw Polish in 0 %" when it ended neutral)
             shares = {"polish": r.polish, "soviet": r.soviet, "neutral": r.neutral}
             s = max(shares, key=shares.get)
@@ -767,6 +783,11 @@ def summary_lines(report: BalanceReport) -> list[str]:
         if parts:
             lines.append("At the end the key cities are held: " + "; ".join(parts) + ".")
     return lines
+
+
+def _start_control(setup) -> dict:
+    """{area id: "polish" / "soviet" / ""} of the control at the start of the scenario (SoE 1.3)."""
+    return {str(a): _side(int(c)) for a, c in zip(setup.area_ids, setup.state0.control)}
 
 
 def _final_vp(games: pd.DataFrame) -> pd.DataFrame:
@@ -910,7 +931,8 @@ def balance_report(scenario=DEFAULT_SCENARIO, games: int = DEFAULT_GAMES, polici
         meta=meta, summary=[], win_rates=rates, matrix=policy_matrix(rates, pols, "polish_win"),
         matrix_soviet=policy_matrix(rates, pols, "soviet_win"), metrics=metrics, pair_metrics=pair_metrics,
         games=all_games, trajectories=traj, battles=battles, leads=leads, vp_fan=vp_fan(hg, ht),
-        vp_final=_final_vp(all_games), held=held_table(hg, setup.game_map), battle_summary=battle_summary(hb, hg),
+        vp_final=_final_vp(all_games), held=held_table(hg, setup.game_map, _start_control(setup)),
+        battle_summary=battle_summary(hb, hg),
         odds_bands=odds_bands(sb), sample_battles=sb, eliminations=elimination_table(hg),
         battle_elimination_split=_battle_elimination_split(sample["removals"], sample_games),
         card_use=card_use_table(sample["cards"], sample_games), sample=sample,
@@ -981,5 +1003,5 @@ def write_report(rep: BalanceReport, out_dir, game_map=None) -> dict:
                                                       "metrics": rep.metrics}), indent=2) + "\n")
         (out / "index.html").write_text(render_html(rep, game_map=game_map), encoding="utf-8")
     except OSError as err:
-        raise SoeInputError(Problem("--out", "", "", str(out_dir), f"cannot write: {err.strerror or err}")) from None
+        raise SoeInputError(Problem("--out", "", "", str(out_dir), f"cannot write: {os_error_text(err)}")) from None
     return files

@@ -51,7 +51,7 @@ def balance_command(scenario, games, matrix_games, policies, headline, sample_ga
 
     Writes OUT/index.html (self-contained) and the data behind it.
     """
-    from soe_sim.report import balance_report
+    from soe_sim.report import _plural, balance_report
 
     if progress is None:
         progress = sys.stderr.isatty()
@@ -61,8 +61,8 @@ def balance_command(scenario, games, matrix_games, policies, headline, sample_ga
     for line in rep.summary:
         click.echo(line)
     m = rep.meta
-    click.echo(f"balance report: {m['total_games']:,} games ({m['pairs']} pairings), event sample "
-               f"{m['sample_games']:,}, {m['simulation_seconds'] + m['sample_seconds']:.0f} s -> "
+    click.echo(f"balance report: {_plural(m['total_games'], 'game')} ({_plural(m['pairs'], 'pairing')}), event "
+               f"sample {_plural(m['sample_games'], 'game')}, {m['simulation_seconds'] + m['sample_seconds']:.0f} s -> "
                f"{rep.files.get('index.html', out_dir)}")
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from soe_sim.plotting import SIDE_COLORS, SIDE_LIGHT_COLORS, use_style
+from soe_sim.report import _plural
 
 __all__ = ["render_html", "SECTIONS", "figure_uri"]
 
@@ -147,8 +148,9 @@ def fig_matrix(rep):
                 continue
             r = wr.loc[(p, s)]
             v = r["polish_win"]
-            half = 50 * (r["polish_win_hi"] - r["polish_win_lo"])
-            ax.text(j, i, f"{100 * v:.0f} %\n±{half:.0f}\nn={int(r['games']):,}",
+            # the Wilson interval itself (rounded outwards), not a "±" that hides its asymmetry
+            lo, hi = math.floor(100 * r["polish_win_lo"]), math.ceil(100 * r["polish_win_hi"])
+            ax.text(j, i, f"{100 * v:.0f} %\n[{lo}, {hi}]\nn={int(r['games']):,}",
                     ha="center", va="center", fontsize=9, color="white" if abs(v - 0.5) > 0.3 else INK)
     ax.set_xticks(range(k), pols)
     ax.set_yticks(range(k), pols)
@@ -159,7 +161,7 @@ def fig_matrix(rep):
         sp.set_visible(False)
     cb = fig.colorbar(im, ax=ax, shrink=0.8)
     cb.set_label("Polish win rate")
-    ax.set_title("Polish win rate by pairing", fontsize=11)
+    ax.set_title("Polish win rate by pairing [95 % Wilson interval]", fontsize=11)
     return fig
 
 
@@ -405,8 +407,9 @@ def _running(vf) -> str:
     n0 = int(vf["playing"].iloc[0])
     ended = vf[vf["playing"] < n0]
     if not len(ended):
-        return f"All {n0:,} games are played to the last phase."
-    return (f"Games still running: all {n0:,} until {vf['label'].iloc[len(vf) - len(ended) - 1]}, then "
+        return "The game is played to the last phase." if n0 == 1 else f"All {n0:,} games are played to the last phase."
+    until = vf["label"].iloc[len(vf) - len(ended) - 1]
+    return (f"Games still running: {'all ' if n0 > 1 else ''}{n0:,} until {until}, then "
             + ", ".join(f"{lab} {n:,}" for lab, n in zip(ended["label"], ended["playing"])) + ".")
 
 
@@ -453,9 +456,16 @@ def render_html(rep, game_map=None) -> str:
     ngh = m["games"]
     sample_n = meta["sample_games"]
     pols = meta["policies"]
-    src_all = f"All {ngh:,} games of the headline pairing ({hname}), seed {meta['seed']}."
-    src_sample = (f"Event sample: games 0–{sample_n - 1} of the headline pairing ({hname}, seed {meta['seed']}) "
-                  f"replayed from their event logs — {sample_n:,} of the {ngh:,} games.")
+    src_all = (f"{'The only game' if ngh == 1 else f'All {ngh:,} games'} of the headline pairing ({hname}), "
+               f"seed {meta['seed']}.")
+    if sample_n <= 0:
+        src_sample = "Event sample: none (--sample-games 0), so the tables from it are empty."
+    else:
+        which = "game 0" if sample_n == 1 else f"games 0–{sample_n - 1}"
+        share = (("the only game" if ngh == 1 else f"all {ngh:,} games") if sample_n == ngh
+                 else f"{sample_n:,} of the {ngh:,} games")
+        src_sample = (f"Event sample: {which} of the headline pairing ({hname}, seed {meta['seed']}) replayed from "
+                      f"their event logs — {share}.")
     parts = []
     with use_style():
         figs = {
@@ -488,7 +498,7 @@ def render_html(rep, game_map=None) -> str:
               f"winner leads for good from {_pct(m['decided_at_mean'], 0)}"),
     ])
     parts.append(f"""<section id="summary"><h2>Summary</h2>
-<p class="src">Headline pairing: Polish <b>{_e(h[0])}</b> v Soviet <b>{_e(h[1])}</b>, {ngh:,} games, seed
+<p class="src">Headline pairing: Polish <b>{_e(h[0])}</b> v Soviet <b>{_e(h[1])}</b>, {_plural(ngh, 'game')}, seed
 {meta['seed']}. Intervals are 95 % Wilson score intervals (win rates) or normal intervals (differences).</p>
 <ul class="summary">{items}</ul><div class="cards">{cards}</div></section>""")
 
@@ -505,9 +515,13 @@ def render_html(rep, game_map=None) -> str:
         ("draw", "draw", lambda r: f'{_pct(r["draw"])} {_ci(r["draw_lo"], r["draw_hi"])}'),
         ("aborted", "aborted", lambda r: _pct(r["aborted_rate"])),
     ], left=("polish", "soviet"))
+    if len(wr) == 1:
+        played = f"One pairing played ({_plural(meta['games'], 'game')})"
+    else:
+        played = (f"Every pairing played: {len(wr)} pairings ({_plural(meta['games'], 'game')} for the headline "
+                  f"pairing, {_plural(meta['matrix_games'], 'game')} for each other pairing)")
     parts.append(f"""<section id="win-rates"><h2>Win rates</h2>
-<p class="src">Every pairing played: {len(wr)} ({meta['games']:,} games for the headline pairing,
-{meta['matrix_games']:,} for each other pairing), seed {meta['seed']}; brackets: 95 % Wilson intervals.</p>
+<p class="src">{played}, seed {meta['seed']}; brackets: 95 % Wilson intervals.</p>
 {_img(figs['win'], 'win rates by pairing', 900)}{wr_table}</section>""")
 
     # --- matrix -------------------------------------------------------------------------------------
@@ -556,9 +570,9 @@ def render_html(rep, game_map=None) -> str:
     parts.append(f"""<section id="balance"><h2>Balance metrics</h2>
 <p class="src">{_e(src_all)} Definitions under <a href="#method">Method</a>.</p>
 {_img(figs['length'], 'game length, lead changes and decisiveness')}
-<p>Headline pairing: phases played {m['phases_mean']:.1f} ± {_num(m['phases_sd'], 1)} (quartiles {q[0]:.0f} /
-{q[1]:.0f} / {q[2]:.0f}, range {m['phases_min']:.0f}–{m['phases_max']:.0f}); the winner led from the start to the end
-in {_pct(m['winner_led_throughout'], 0)} of the decided games and trailed at some point in
+<p>Headline pairing: phases played {m['phases_mean']:.1f} on average (sd {_num(m['phases_sd'], 1)}; quartiles
+{q[0]:.0f} / {q[1]:.0f} / {q[2]:.0f}, range {m['phases_min']:.0f}–{m['phases_max']:.0f}); the winner led from the
+start to the end in {_pct(m['winner_led_throughout'], 0)} of the decided games and trailed at some point in
 {_pct(m['winner_trailed'], 0)}.</p>
 <h3>Every pairing</h3>{pm_table}</section>""")
 
@@ -591,10 +605,12 @@ in {_pct(m['winner_led_throughout'], 0)} of the decided games and trailed at som
                                                 f'{_ci(r["soviet_lo"], r["soviet_hi"])}'),
         ("neutral", "neutral", lambda r: _pct(r["neutral"], 1)),
     ]
+    if "start" in held:
+        held_cols.append(("start", "at the start", lambda r: _side_span(r["start"])))
     if "vp" in held and (held["vp"] >= 2).any() and (held["vp"] < 2).any():
         big, small = held[held["vp"] >= 2], held[held["vp"] < 2]
         held_table = (_table(big, held_cols, left=("name",)) +
-                      f"<details><summary>The other {len(small)} VP cities</summary>"
+                      f"<details><summary>The other {_plural(len(small), 'VP city', 'VP cities')}</summary>"
                       f"{_table(small, held_cols, left=('name',))}</details>")
     else:
         held_table = _table(held, held_cols, left=("name",))
@@ -619,6 +635,7 @@ Soviet (blue = Polish, red = Soviet, white = even or neutral).</p>{mp}{held_tabl
         ("odds_band", "odds band", lambda r: _e(r["odds_band"])),
         ("battles", "battles", lambda r: f"{int(r['battles']):,}"),
         ("attacker_win", "attacker wins", lambda r: _attacker_win(r) if r["battles"] else "–"),
+        ("tie_share", "equal losses", lambda r: _pct(r["tie_share"], 1) if r["battles"] else "–"),
         ("great_share", "great victories", lambda r: _pct(r["great_share"], 1)),
         ("attacker_sp_mean", "attacker SP", lambda r: _num(r["attacker_sp_mean"], 1)),
         ("defender_sp_mean", "defender SP", lambda r: _num(r["defender_sp_mean"], 1)),
@@ -638,6 +655,11 @@ Sizes and odds bands: {_e(src_sample)}</p>
 <p class="src">Odds = attacker block SP : defender block SP in the area when the battle is fought (garrisons not
 counted in the SP; battles against a garrison alone are “garrison only”). Exact odds for given forces: the
 <code>soe-sim odds</code> command and the odds tables of <code>make run</code>.</p>{ob_table}
+<p class="note">Ties go to the defender: equal losses, 0–0 included, are a defender victory (docs/rules.md R9;
+SoE 7.41.6: “If there is a draw, the attacker loses the battle”); the “equal losses” column counts them. A lone
+garrison fights as 1 SP and can lose only that 1 SP, which counts as a loss when deciding the battle (R3), so in
+the “garrison only” band the attacker wins only if it loses no SP at all: one SP lost is a draw, and a defender
+victory, however many SP attack.</p>
 <p class="src">{_e(check)}</p></section>""")
 
     # --- eliminations ---------------------------------------------------------------------------------
@@ -664,9 +686,10 @@ into blocks with no retreat (encircled, SoE 7.42) and leaders (SoE 9.0).</p>{spl
         ("soviet", "Soviet / game", lambda r: _num(r["soviet"], 2)),
     ], left=("use",))
     parts.append(f"""<section id="cards"><h2>Card use</h2>
-<p class="src">{_e(src_sample)} Cards played for orders or cubes in the card phase of every operation phase,
-combat cards (drawn blind or from the hand) and battle cards in battles. Historical events and reactions are not
-offered by the engine's card phase yet (docs/rules.md, engine reading G3), so they stay at 0.</p>
+<p class="src">{_e(src_sample)} Cards played in the card phase of every operation phase for orders, reinforcement
+cubes or their historical event (an event is offered only when it would act on that front; docs/rules.md G3, EV2),
+reaction cards played in the windows after a side's own Recon and after each battle (EV9–EV11), and combat cards
+(drawn blind or from the hand) and battle cards in battles.</p>
 <div class="two"><div>{_img(figs['cards'], 'card use by type')}</div><div>{cu_table}</div></div></section>""")
 
     # --- data ------------------------------------------------------------------------------------------
@@ -703,15 +726,21 @@ winner is ahead from the start, near 0 the game is decided at the very end.</dd>
 <dt>Event sample</dt><dd>Some statistics need the event log of a game (battle sizes and odds, card use, the split of
 eliminations in battle); they come from replaying the first games of the headline pairing with
 <code>play_game</code> — the same games as the simulation's rows, labelled “event sample” wherever used.</dd>
-<dt>Not available yet</dt><dd>The policies' decision statistics and the cards played by card are not summarised
-(soe_sim.sim.MISSING_COLUMNS). Leaders killed versus captured, encircled blocks, the VP of battles by great victory /
-encirclement / leader and the SoE 9.0 leader orders given are columns of the simulation's per-game rows.</dd></dl></section>""")
+<dt>Not available yet</dt><dd>The policies' decision statistics (the policies do not report their choices) and a
+summary of the cards played card by card (each card the event sample plays is listed in <code>sample_cards.csv</code>);
+see <code>soe_sim.sim.MISSING_COLUMNS</code>.</dd>
+<dt>In the data files only</dt><dd>Leaders killed and captured (<code>leaders_killed_*</code>,
+<code>leaders_captured_*</code>), encircled blocks (<code>encircled_*</code>), the VP by cause (<code>vp_battle</code>,
+<code>vp_great_victory</code>, <code>vp_encirclement</code>, <code>vp_leader_killed</code>,
+<code>vp_leader_captured</code>, …) and the SoE 9.0 leader orders given (<code>leader_orders_*</code>) are columns of
+<code>games.parquet</code>, one row per game, but have no table on this page.</dd></dl></section>""")
 
     nav = "".join(f'<a href="#{sid}">{_e(title)}</a>' for sid, title in SECTIONS)
     hdr_meta = (f"Scenario <b>{_e(meta['scenario_name'])}</b> (<code style='background:none;color:white'>"
                 f"{_e(meta['scenario'])}</code>) · rules {_e(meta.get('ruleset_name', 'Strike of the Eagle'))} · "
                 f"policies {_e(', '.join(pols))} · headline {_e(hname)} · "
-                f"{meta['total_games']:,} games in all · seed {meta['seed']} · event sample {sample_n:,} games · "
+                f"{_plural(meta['total_games'], 'game')} in all · seed {meta['seed']} · event sample "
+                f"{_plural(sample_n, 'game')} · "
                 f"soe_sim {_e(meta.get('soe_sim_version', '?'))} · {_e(meta.get('created', ''))}")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
