@@ -6,6 +6,7 @@ code 2 (no traceback).
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -46,6 +47,20 @@ def _register() -> None:
     register_playtest_commands(cli)
 
 
+def _option_flags(args: list[str]) -> dict[str, str]:
+    """``{python name: flag}`` of the options of the command ``args`` invoke (``{"ci_width": "--ci-width"}``),
+    so that an error raised by the Python API under its argument's name names the option in the CLI."""
+    command: click.Command = cli
+    for word in args:
+        if word.startswith("-"):
+            continue
+        if not isinstance(command, click.Group) or word not in command.commands:
+            break
+        command = command.commands[word]
+    return {p.name: p.opts[0] for p in command.params
+            if isinstance(p, click.Option) and p.name and p.opts and p.opts[0].startswith("--")}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, mapping input errors to exit code 2."""
     _register()
@@ -53,7 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         args = list(sys.argv[1:] if argv is None else argv)
         cli.main(args=args, prog_name="soe-sim", standalone_mode=False)
     except SoeInputError as err:
+        flags = _option_flags(args)
         for problem in err.problems:
+            if problem.file in flags:  # the Python API names its argument (``ci_width``): say ``--ci-width``
+                problem = dataclasses.replace(problem, file=flags[problem.file])
             click.echo(f"error: {problem}", err=True)
         return 2
     except click.exceptions.Exit as exc:

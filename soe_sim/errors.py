@@ -63,3 +63,18 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str | None:
         return "did you mean " + " or ".join(f"`{c}`" for c in holding) + "?"
     close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else None
+
+
+def check_count(value, where: str, low: int = 0, high: int | None = None, field: str = ""):
+    """``value`` as an ``int`` when it is an integer (not a bool, not a float or a string that would be
+    truncated or parsed in silence) within ``low..high``, else a :class:`SoeInputError` naming ``where``
+    (an argument or an option) and the value."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SoeInputError(Problem(where, "", field, value if isinstance(value, (str, float)) else repr(value),
+                                    f"expected an integer ≥ {low}, not {type(value).__name__}"))
+    if value < low or (high is not None and value > high):
+        rng = f"≥ {low}" if high is None else f"{low}..{high}"
+        raise SoeInputError(Problem(where, "", field, int(value), f"must be {rng}"))
+    return int(value)

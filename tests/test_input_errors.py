@@ -96,7 +96,7 @@ def test_simulate_api_checks_out_before_playing(monkeypatch):
     import soe_sim.sim as sim
 
     monkeypatch.setattr(sim, "chunk_workers", lambda *a, **k: pytest.fail("a game was started"))
-    with pytest.raises(SoeInputError, match="--out.*unsupported file type '.json'"):
+    with pytest.raises(SoeInputError, match="^out: .*unsupported file type '.json'"):
         sim.simulate("tutorial", games=3, seed=1, threads=1, out="games.json")
 
 
@@ -819,3 +819,60 @@ def test_fuzz_suggests_all_among_the_scenarios(capsys, name, needle):
     assert main(["fuzz", "-s", name, "-n", "1"]) == 2
     (line,) = _error_lines(capsys)
     assert needle in line and f"(got '{name}')" in line
+
+
+# --- the Python API: one SoeInputError naming the argument (user review) ---------------------------
+
+def _battle():
+    from soe_sim import Battle
+
+    return Battle.from_spec("4i,4i", "3i")
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda s: s.simulate(3, games=2), "scenario: expected a scenario id"),
+    (lambda s: s.simulate("tutorial", games=2.5), "games: expected an integer ≥ 0, not float"),
+    (lambda s: s.simulate("tutorial", games="10"), "games: expected an integer ≥ 0, not str"),
+    (lambda s: s.simulate("tutorial", games=2, threads=0), "threads: must be ≥ 1"),
+    (lambda s: s.simulate("tutorial", games=2, batch_size=-5), "batch_size: must be ≥ 1"),
+    (lambda s: s.simulate("tutorial", games=2, log_capacity=-1), "log_capacity: must be ≥ 1"),
+    (lambda s: s.simulate("tutorial", games=2, seed=-1), "seed: the seed must be a non-negative integer"),
+    (lambda s: s.simulate("tutorial", polish="cautious", games=2), "polish: unknown policy"),
+    (lambda s: s.engine.game.play_game("tutorial", (1, -1)), "seed: field 'game': must be ≥ 0"),
+    (lambda s: s.engine.game.play_games("tutorial", -1), "games: must be ≥ 0"),
+    (lambda s: s.engine.game.Policy("balancd"), "did you mean `balanced`?"),
+    (lambda s: s.engine.game.Policy("balanced", {"keep_card": 2}), "did you mean `keep_cards`?"),
+    (lambda s: s.battle_odds("4i vs 3i"), "battle_odds: field 'battle': expected a Battle, not str"),
+    (lambda s: s.battle_odds(_battle(), decks={"polsh": "0:5"}), "field 'decks': unknown side"),
+    (lambda s: s.battle_odds(_battle(), mc=2.5), "field 'mc': expected an integer"),
+    (lambda s: s.battle_odds(_battle(), mc=-1), "battle_odds: field 'mc': must be ≥ 0"),
+    (lambda s: s.simulate_battles("4i"), "simulate_battles: field 'battle': expected a Battle"),
+    (lambda s: s.simulate_battles([_battle()] * 2, n=[10, 20, 30]), "3 counts for 2 battles"),
+    (lambda s: s.Battle.from_spec("4i", "3i", withdraw="yes"), "withdraw: expected one of none, withdraw, blocked"),
+])
+def test_python_api_bad_arguments(call, needle):
+    import soe_sim
+    import soe_sim.engine.game  # noqa: F401 (soe_sim.engine.game.play_game in the calls)
+
+    with pytest.raises(SoeInputError) as info:
+        call(soe_sim)
+    text = str(info.value)
+    assert needle in text and "\n" not in text
+
+
+def test_python_api_battle_card_by_name_effect_or_id():
+    # user review: the README documents id / name / effect lookup for battle cards, but only the CLI had it
+    from soe_sim import Battle, battle_odds
+
+    by_effect = Battle.from_spec("4i,4i", "3i", attacker_battle_card="enemy_extra_loss:1")
+    plain = Battle.from_spec("4i,4i", "3i")
+    assert battle_odds(by_effect).metrics["defender_losses_mean"] > battle_odds(plain).metrics["defender_losses_mean"]
+    with pytest.raises(SoeInputError, match="--attacker-battle-card"):
+        Battle.from_spec("4i", "3i", attacker_battle_card="no such card at all")
+
+
+def test_simulation_repr_is_short():
+    from soe_sim import simulate
+
+    res = simulate("tutorial", games=3, seed=1, threads=1, trajectories=True)
+    assert repr(res).startswith("Simulation(games=3 rows, trajectories=") and "\n" not in repr(res)

@@ -165,7 +165,7 @@ def test_summary(sim):
 
 
 def test_input_errors():
-    with pytest.raises(SoeInputError, match="--polish: unknown policy .*'cautious'.*known policies: .*random"):
+    with pytest.raises(SoeInputError, match="^polish: unknown policy .*'cautious'.*known policies: .*random"):
         simulate(SC, polish="cautious", games=2)
     with pytest.raises(SoeInputError, match="did you mean `attack_threshold`"):
         simulate(SC, polish=("balanced", {"atack_threshold": 0.5}), games=2)
@@ -175,7 +175,7 @@ def test_input_errors():
         simulate("tutorail", games=2)
     with pytest.raises(SoeInputError, match="seed"):
         simulate(SC, games=2, seed=-1)
-    with pytest.raises(SoeInputError, match="ci-width"):
+    with pytest.raises(SoeInputError, match="^ci_width: "):
         simulate(SC, ci_width=2)
     with pytest.raises(SoeInputError, match="did you mean `warsaw`"):
         simulate(SC, games=2, key_cities=["warsow"])

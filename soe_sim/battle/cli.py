@@ -10,7 +10,7 @@ import importlib
 
 import click
 
-from soe_sim.battle.spec import Battle, BattleCard, Deck, Withdraw
+from soe_sim.battle.spec import Battle, BattleCard, Deck, Withdraw, resolve_battle_card
 from soe_sim.cliutil import MC_MAX, SEED, emit_odds
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
@@ -22,18 +22,9 @@ SYSTEMS: dict[str, str] = {
 
 
 def _battle_card(value: str | None, side: str, option: str) -> BattleCard | None:
-    """A battle card by deck id / name, or a raw effect code such as ``enemy_extra_loss:1``; a card
-    whose text limits it to the other role ("Attacker only", "Defender only") is refused."""
-    if not value:
-        return None
-    if ":" in value:
-        card = BattleCard.from_effect(value, source=option)
-    else:
-        from soe_sim.battle.decks import battle_card
-
-        card = battle_card(side, value, option)
-    card.check_role(option == "--attacker-battle-card", option)
-    return card
+    """A battle card by deck id / name, or a raw effect code such as ``enemy_extra_loss:1``
+    (:func:`soe_sim.battle.spec.resolve_battle_card`: the same lookup as from Python)."""
+    return resolve_battle_card(value or None, side, option)
 
 
 HOLDERS = ("attacker", "defender")

@@ -17,7 +17,7 @@ import pandas as pd
 from soe_sim.battle import nb
 from soe_sim.battle.decks import default_deck
 from soe_sim.battle.spec import Battle, Deck
-from soe_sim.errors import Problem, SoeInputError
+from soe_sim.errors import Problem, SoeInputError, check_count, did_you_mean
 from soe_sim.random import SeedLike, chunk_seeds, seed_int
 from soe_sim.rules import CombatRules, Rules, default_combat_constants
 
@@ -49,6 +49,45 @@ def _resolve_rules(rules: Rules | CombatRules | None) -> CombatRules:
     if isinstance(rules, Rules):
         return rules.combat_constants()
     return rules
+
+
+SIDES = ("polish", "soviet")
+
+
+def _check_battle(battle, where: str) -> Battle:
+    """``battle`` when it is a :class:`Battle`, else one input error naming ``where`` (a string such as
+    ``"4i vs 3i"`` is the commonest mistake: the specs go through :meth:`Battle.from_spec`)."""
+    if isinstance(battle, Battle):
+        return battle
+    hint = ("build it with Battle.from_spec(attacker, defender, ...), e.g. Battle.from_spec(\"4i,4i/3c\", \"4i,3i\")"
+            if isinstance(battle, str) else "a soe_sim.Battle (Battle.from_spec)")
+    raise SoeInputError(Problem(where, "", "battle", _short(battle), f"expected a Battle, not {type(battle).__name__}",
+                                hint))
+
+
+def _short(value):
+    """``value`` for an error message: itself when a short scalar, else a clipped repr."""
+    if isinstance(value, (str, int, float)) and len(str(value)) <= 60:
+        return value
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_decks(decks, where: str) -> None:
+    """``decks`` is None or a mapping of side names (a misspelt key would silently use the default deck)."""
+    if decks is None:
+        return
+    if not isinstance(decks, Mapping):
+        raise SoeInputError(Problem(where, "", "decks", _short(decks), "expected a mapping {side: deck}",
+                                    '{"polish": "0:5,1:15,2:20,3:10,4:5"}'))
+    for key in decks:
+        if key not in SIDES:
+            raise SoeInputError(Problem(where, "", "decks", key, "unknown side; expected polish or soviet",
+                                        did_you_mean(str(key), SIDES)))
+
+
+def _check_count(value, where: str, field: str, low: int) -> int:
+    return check_count(value, where, low, field=field)
 
 
 def _deck_for(side: str, decks: Mapping[str, Deck | str | Mapping] | None) -> Deck:
@@ -248,13 +287,15 @@ class BattleOdds:
 
     @property
     def summary(self) -> pd.DataFrame:
-        """One row per metric: ``exact`` and, with Monte Carlo, ``mc``, ``mc_low``, ``mc_high``."""
+        """One row per metric: ``exact`` and, with Monte Carlo, ``mc``, ``mc_low``, ``mc_high`` (95 %
+        interval) and ``mc_n`` (battles simulated)."""
         names = {**PROBABILITY_METRICS, **MEAN_METRICS}
         df = pd.DataFrame({"description": names, "exact": {k: self.metrics[k] for k in names}})
         if self.mc is not None:
             df["mc"] = pd.Series(self.mc.estimates)
             df["mc_low"] = pd.Series(self.mc.low)
             df["mc_high"] = pd.Series(self.mc.high)
+            df["mc_n"] = int(self.mc.n)
         df.index.name = "metric"
         return df
 
@@ -341,6 +382,9 @@ def battle_odds(
     -------
     BattleOdds
     """
+    battle = _check_battle(battle, "battle_odds")
+    _check_decks(decks, "battle_odds")
+    mc = _check_count(mc, "battle_odds", "mc", 0)
     crules = _resolve_rules(rules)
     bonus = crules.hand_card_bonus
     att_deck = _deck_for(battle.attacker_side, decks)
@@ -444,12 +488,20 @@ def simulate_battles(
     """
     if isinstance(battles, Battle):
         battles = [battles]
-    battles = list(battles)
+    if isinstance(battles, (str, bytes)) or not isinstance(battles, Sequence):
+        _check_battle(battles, "simulate_battles")
+    battles = [_check_battle(b, "simulate_battles") for b in battles]
     if not battles:
         raise SoeInputError(Problem("simulate_battles", "", "battles", battles, "no battles given"))
-    counts = np.broadcast_to(np.asarray(n, dtype=np.int64), (len(battles),)).copy()
-    if np.any(counts < 1):
-        raise SoeInputError(Problem("simulate_battles", "", "n", n, "must be ≥ 1"))
+    _check_decks(decks, "simulate_battles")
+    if isinstance(n, Sequence) and not isinstance(n, str):
+        if len(n) != len(battles):
+            raise SoeInputError(Problem("simulate_battles", "", "n", _short(n),
+                                        f"{len(n)} counts for {len(battles)} battles",
+                                        "give one count per battle, or one count for all"))
+        counts = np.array([_check_count(k, "simulate_battles", "n", 1) for k in n], dtype=np.int64)
+    else:
+        counts = np.full(len(battles), _check_count(n, "simulate_battles", "n", 1), dtype=np.int64)
     crules = _resolve_rules(rules)
     bonus = crules.hand_card_bonus
 

@@ -20,7 +20,7 @@ import numpy as np
 from soe_sim.battle import nb
 from soe_sim.data.cards import BATTLE_LIMIT_KEYS, effect_value_range
 from soe_sim.data.enums import Arm
-from soe_sim.errors import Problem, SoeInputError
+from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 
 class Withdraw(IntEnum):
@@ -32,6 +32,47 @@ class Withdraw(IntEnum):
 
 
 SIDES = ("polish", "soviet")
+
+
+def _as_withdraw(value) -> Withdraw:
+    """A :class:`Withdraw` from the enum, its value or its name (``"withdraw"``, ``"blocked"``, ``"none"``)."""
+    if isinstance(value, Withdraw):
+        return value
+    if isinstance(value, str):
+        names = [w.name.lower() for w in Withdraw]
+        if value.strip().lower() in names:
+            return Withdraw[value.strip().upper()]
+        raise SoeInputError(Problem("withdraw", "", "", value, "expected one of " + ", ".join(names)
+                                    + " (or Withdraw.NONE / .WITHDRAW / .BLOCKED)", did_you_mean(value, names)))
+    try:
+        return Withdraw(value)
+    except ValueError:
+        raise SoeInputError(Problem("withdraw", "", "", value,
+                                    "expected Withdraw.NONE, .WITHDRAW or .BLOCKED (0, 1, 2)")) from None
+
+
+def resolve_battle_card(value, side: str, option: str) -> "BattleCard | None":
+    """A battle card (SoE 7.41.1) given as a :class:`BattleCard`, a card id or name of ``side``'s deck, or
+    a raw effect code such as ``enemy_extra_loss:1``; ``None`` or ``""`` for none. A card whose text limits it
+    to the other role ("Attacker only", "Defender only") is refused."""
+    if value is None or isinstance(value, BattleCard):
+        card = value
+    elif isinstance(value, (str, int)) and not isinstance(value, bool):
+        if isinstance(value, str) and not value.strip():
+            return None
+        if isinstance(value, str) and ":" in value:
+            card = BattleCard.from_effect(value, source=option)
+        else:
+            from soe_sim.battle.decks import battle_card
+
+            card = battle_card(side, value, option)
+    else:
+        raise SoeInputError(Problem(option, "", "", repr(value),
+                                    "expected a BattleCard, a card id or name, or an effect code like "
+                                    "`enemy_extra_loss:1`"))
+    if card is not None:
+        card.check_role(option == "--attacker-battle-card", option)
+    return card
 ARM_LETTERS = {"i": Arm.INFANTRY, "c": Arm.CAVALRY, "l": Arm.LEADER}
 _TOKEN = re.compile(r"^(?P<sp>-?\d+)(?P<arm>[a-z])(?P<flags>[a-z]*)$")
 MAX_SP = 4  # SoE 2.1: blocks have up to 4 SP (validated against the rules' division_max_sp)
@@ -322,7 +363,12 @@ class Battle:
         norm_att = tuple(tuple(_as_block(b) for b in group) for group in self.attacker)
         object.__setattr__(self, "attacker", norm_att)
         object.__setattr__(self, "defender", tuple(_as_block(b) for b in self.defender))
-        object.__setattr__(self, "withdraw", Withdraw(self.withdraw))
+        object.__setattr__(self, "withdraw", _as_withdraw(self.withdraw))
+        if self.attacker_side in SIDES:  # else validate() names the side
+            defender_side = "polish" if self.attacker_side == "soviet" else "soviet"
+            for attr, side, option in (("attacker_battle_card", self.attacker_side, "--attacker-battle-card"),
+                                       ("defender_battle_card", defender_side, "--defender-battle-card")):
+                object.__setattr__(self, attr, resolve_battle_card(getattr(self, attr), side, option))
         object.__setattr__(self, "attacker_card", CardChoice.parse(self.attacker_card, "--attacker-card"))
         object.__setattr__(self, "defender_card", CardChoice.parse(self.defender_card, "--defender-card"))
         self.validate()

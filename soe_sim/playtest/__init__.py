@@ -161,7 +161,7 @@ def playtest(scenario, seed: int, *, game: int | None = None, polish="random", s
     # the --ruleset that replays the game: the file as given (a name of the data's rules/ is its id)
     rules_arg = (str(ruleset) if isinstance(ruleset, (str, Path)) and rules_label != setup.rules["meta.id"]
                  else str(setup.rules["meta.id"]))
-    pols = [resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet")]
+    pols = [resolve_policy(polish, "polish"), resolve_policy(soviet, "soviet")]
     seed = _check_seed(seed)
     if game is not None and (isinstance(game, bool) or int(game) < 0):
         raise SoeInputError(Problem("--game", "", "", game, "the game index must be a non-negative integer"))

@@ -46,7 +46,7 @@ from soe_sim.engine.game.nb import (  # the stats and battle-row layout of the b
     S_VP_LEADER_CAPTURED, S_VP_LEADER_KILLED, S_VP_OBJECTIVES, S_VP_OTHER, S_VP_START, S_VP_SUPPLY,
 )
 from soe_sim._paths import check_creatable, os_error_text
-from soe_sim.errors import Problem, SoeInputError, did_you_mean
+from soe_sim.errors import Problem, SoeInputError, check_count, did_you_mean
 from soe_sim.random import seed_int
 
 __all__ = [
@@ -201,7 +201,7 @@ def _policy_arrays(pols) -> tuple[np.ndarray, np.ndarray]:
     return (np.array([p.id for p in pols], dtype=np.int64), np.stack([p.row() for p in pols]).astype(np.float64))
 
 
-def _check_seed(seed, where="--seed"):
+def _check_seed(seed, where="seed"):
     if seed is None:
         return seed_int()
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
@@ -421,8 +421,8 @@ def chunk_workers(scenario, polish="random", soviet="random", *, threads: int | 
     from soe_sim.engine.game import DEFAULT_LOG_CAPACITY
 
     setup, _sid = _setup_of(scenario, ruleset)
-    pols = (resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet"))
-    threads = _threads(threads) if threads else threads  # above the CPUs: an input error
+    pols = (resolve_policy(polish, "polish"), resolve_policy(soviet, "soviet"))
+    threads = _threads(threads) if threads is not None else threads  # 0 or above the CPUs: an input error
     return _workers(setup, _policy_arrays(pols), threads, int(log_capacity or DEFAULT_LOG_CAPACITY))
 
 
@@ -452,7 +452,7 @@ def _start_chunk(scenario, polish, soviet, *, seed, start, games, threads, key_c
     from soe_sim.engine.game import DEFAULT_LOG_CAPACITY
 
     setup, sid = _setup_of(scenario)
-    pols = (resolve_policy(polish, "--polish"), resolve_policy(soviet, "--soviet"))
+    pols = (resolve_policy(polish, "polish"), resolve_policy(soviet, "soviet"))
     log_capacity = int(log_capacity or DEFAULT_LOG_CAPACITY)
     key_ids = key_city_ids(setup, key_cities)
     key_areas = np.array([setup.game_map.area_index[a] for a in key_ids], dtype=np.int64)
@@ -569,7 +569,15 @@ class Simulation:
     meta: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
+        """:func:`summarize` of the games (win rates with 95 % Wilson intervals, VP, losses, speed)."""
         return summarize(self.games, self.elapsed)
+
+    def __repr__(self) -> str:  # the frames themselves would fill the screen
+        def rows(df):
+            return "none" if df is None else f"{len(df):,} rows"
+
+        return (f"Simulation(games={rows(self.games)}, trajectories={rows(self.trajectories)}, "
+                f"battles={rows(self.battles)}, elapsed={self.elapsed:.2f} s)")
 
 
 def _cpus() -> int:
@@ -582,11 +590,10 @@ def _cpus() -> int:
 
 def _threads(threads) -> int:
     """Worker threads: ``threads`` (1..the CPUs this process may use, as ``odds --threads``: each thread
-    holds a copy of the game state, so more threads than CPUs only cost memory) or every CPU."""
-    if threads:
+    holds a copy of the game state, so more threads than CPUs only cost memory) or, for None, every CPU."""
+    if threads is not None:
         cpus = _cpus()
-        if isinstance(threads, bool) or int(threads) < 1:
-            raise SoeInputError(Problem("--threads", "", "", threads, "the thread count must be at least 1"))
+        threads = check_count(threads, "threads", 1)
         if int(threads) > cpus:
             raise SoeInputError(Problem("--threads", "", "", threads, f"must be 1..{cpus}",
                                         f"this machine lets the process use {cpus} CPU(s)"))
@@ -615,7 +622,8 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
         Numba policies from the engine's registry (:data:`soe_sim.engine.game.policies.POLICY_IDS`),
         with optional parameter overrides (:data:`soe_sim.engine.game.PARAMS`).
     games : int
-        Games to play (default 1000); with ``ci_width`` the most games to play (default 100 000).
+        Games to play (≥ 0; default 1000; 0 gives an empty frame with every column); with ``ci_width`` the
+        most games to play (default 100 000).
     seed : int
         Batch seed; game ``i`` is ``play_game(scenario, seed=(seed, i), ...)``. None: a fresh random
         seed (recorded in the ``seed`` column).
@@ -634,6 +642,11 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
         Show a tqdm progress bar on stderr.
     out : str
         Also write the per-game frame to this parquet (or ``.csv``) file.
+    batch_size : int
+        Games per batch (≥ 1; default: sized to the games and threads, 1000 in adaptive mode); the
+        result does not depend on it.
+    log_capacity : int
+        Rows of each game's event log (≥ 1; default 65,536): a game whose log fills up ends ``aborted``.
 
     Returns
     -------
@@ -644,19 +657,21 @@ def simulate(scenario, polish="random", soviet="random", *, games: int | None = 
     from tqdm.auto import tqdm
 
     setup, sid = _setup_of(scenario, ruleset)
-    polish = resolve_policy(polish, "--polish")
-    soviet = resolve_policy(soviet, "--soviet")
+    polish = resolve_policy(polish, "polish")  # the CLI says --polish (soe_sim.cli: argument names to flags)
+    soviet = resolve_policy(soviet, "soviet")
     seed = _check_seed(seed)
     if out:
-        check_output_path(out, "--out")
+        check_output_path(out, "out")
     if ci_width is not None and not (0 < float(ci_width) < 1):
-        raise SoeInputError(Problem("--ci-width", "", "", ci_width, "the interval width must be between 0 and 1",
+        raise SoeInputError(Problem("ci_width", "", "", ci_width, "the interval width must be between 0 and 1",
                                     "e.g. 0.02 for a win rate within about ±1 percentage point"))
     if games is None:
         games = DEFAULT_CI_MAX_GAMES if ci_width is not None else DEFAULT_GAMES
-    if isinstance(games, bool) or int(games) < 0:
-        raise SoeInputError(Problem("--games", "", "", games, "the number of games must be a non-negative integer"))
-    games = int(games)
+    games = check_count(games, "games")
+    if batch_size is not None:
+        batch_size = check_count(batch_size, "batch_size", 1)
+    if log_capacity is not None:
+        log_capacity = check_count(log_capacity, "log_capacity", 1)
     nthreads = _threads(threads)
     if ci_width is not None:
         batch = int(batch_size or DEFAULT_CI_BATCH)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import os
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import NamedTuple
@@ -31,7 +32,8 @@ import pandas as pd
 from soe_sim._jit import cold_compile_notice
 from soe_sim.data._io import is_int
 from soe_sim.data.enums import Front, Nation, Side, Territory
-from soe_sim.errors import Problem, SoeInputError, did_you_mean
+from soe_sim.data.scenario import Scenario
+from soe_sim.errors import Problem, SoeInputError, check_count, did_you_mean
 from soe_sim.engine.game import nb
 from soe_sim.engine.game.nb import (
     ABORT,
@@ -492,6 +494,12 @@ def game_setup(scenario, ruleset=None) -> GameSetup:
         return _build_setup(sc, game_map, roster, ruleset, decks)
     name = "soe" if ruleset is None else str(ruleset)
     load_rules(name)  # an unknown ruleset: SoeInputError with a suggestion
+    if isinstance(scenario, os.PathLike):
+        scenario = os.fspath(scenario)
+    if not isinstance(scenario, (str, Scenario)):
+        raise SoeInputError(Problem("scenario", "", "", repr(scenario)[:60],
+                                    f"expected a scenario id, a TOML path, a Scenario or a GameSetup, not "
+                                    f"{type(scenario).__name__}", "soe-sim scenarios lists the ids"))
     if isinstance(scenario, str):
         return _setup_cached(scenario, name)
     game_map, roster, decks = scenario_data(scenario)
@@ -524,6 +532,7 @@ def game_seed_sequence(seed, game: int | None = None) -> np.random.SeedSequence:
         seed, game = seed
     ss = as_seed_sequence(seed)
     if game is not None:
+        game = check_count(game, "seed", field="game")  # numpy's own error would name no argument
         return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (int(game),),
                                       pool_size=ss.pool_size)
     return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key), pool_size=ss.pool_size)
@@ -595,6 +604,9 @@ class Policy:
     name: str = "random"
     params: dict = field(default_factory=dict)
     omniscient: bool = False
+
+    def __post_init__(self):
+        self.row()  # an unknown name or parameter fails here, where it was written, not when a game starts
 
     @property
     def id(self) -> int:
@@ -799,15 +811,38 @@ def play_game(scenario, seed: SeedLike | tuple = None, polish="random", soviet="
               max_steps: int = DEFAULT_MAX_STEPS, max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS,
               check_invariants: bool = False, log_capacity: int = DEFAULT_LOG_CAPACITY,
               log_detail: bool = False, ruleset=None) -> GameResult:
-    """Play one game of ``scenario`` (an id, a Scenario or a GameSetup) with seeded policies, under
-    ``ruleset`` (:func:`game_setup`: ``"soe"`` by default, ``"eats"``, a path or a Rules).
+    """Play one game of ``scenario`` with seeded policies.
 
-    ``polish`` / ``soviet``: a policy name (:data:`POLICY_IDS`), ``(name, {param: value})``, a
-    :class:`Policy`, or a Python object with ``choose(decision, options, state_view) -> int``
-    (docs/policies.md). ``log_detail``: also log the detail events ``BATTLE_PREP``, ``BATTLE_DECK``,
-    ``POSITION`` and ``AREA_STATE`` (:class:`Event`; for narrated games, ``soe-sim playtest``); the game
-    played is the same, only its log is longer (give a larger ``log_capacity`` for long scenarios).
+    Parameters
+    ----------
+    scenario : str, Scenario or GameSetup
+        A scenario id (``soe-sim scenarios``), a TOML path, a loaded Scenario or a :class:`GameSetup`.
+    seed : int, SeedSequence, Generator, (int, int) or None
+        The game's seed; ``(batch_seed, i)`` is game ``i`` of :func:`play_games` / ``simulate`` seeded
+        ``batch_seed`` (what their ``seed`` column and the fuzzer report). None: fresh entropy.
+    polish, soviet : str, (str, dict), Policy or object
+        A policy name (:data:`POLICY_IDS`), ``(name, {param: value})``, a :class:`Policy`, or a Python
+        object with ``choose(decision, options, state_view) -> int`` (docs/policies.md; the slow path).
+    max_steps, max_phase_steps : int
+        Decision caps of the game and of one phase; a game that reaches one ends ``aborted``.
+    check_invariants : bool
+        Check the fuzzer's invariants after every phase (``violations`` / ``first_violation``).
+    log_capacity : int
+        Rows of the event log (≥ 1); a log that fills up aborts the game (``abort_reason``).
+    log_detail : bool
+        Also log the detail events ``BATTLE_PREP``, ``BATTLE_DECK``, ``POSITION`` and ``AREA_STATE``
+        (:class:`Event`; for narrated games, ``soe-sim playtest``); the game played is the same, only its
+        log is longer (give a larger ``log_capacity`` for long scenarios).
+    ruleset : str, path or Rules, optional
+        :func:`game_setup`: ``"soe"`` by default, ``"eats"``, a rules TOML or a Rules.
+
+    Returns
+    -------
+    GameResult
+        Outcome, winner, final VP, rounds, steps, the event frame (``events``, :func:`format_events` for
+        text) and the final state arrays.
     """
+    log_capacity = check_count(log_capacity, "log_capacity", 1)
     setup = game_setup(scenario, ruleset)
     cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants,
                log_detail=bool(log_detail))
@@ -917,11 +952,43 @@ def play_games(scenario, games: int, seed: SeedLike = None, threads: int | None 
                soviet="random", *, max_steps: int = DEFAULT_MAX_STEPS,
                max_phase_steps: int = DEFAULT_MAX_PHASE_STEPS, check_invariants: bool = False,
                log_capacity: int = DEFAULT_LOG_CAPACITY, raw: bool = False, ruleset=None, start: int = 0):
-    """Play ``games`` games in parallel; one row per game (columns :data:`RESULT_COLUMNS`, codes
-    decoded to names unless ``raw``, which returns the int64 array). Game ``i`` equals
-    ``play_game(scenario, seed=(seed, i))``; the result does not depend on ``threads``.
-    ``ruleset``: as in :func:`game_setup`. ``start``: play games ``start .. start + games - 1`` of the
-    batch seeded ``seed`` (the frame's index says which), so a long batch can be played in parts."""
+    """Play ``games`` games in parallel, one row per game: the engine's raw results (``soe_sim.simulate``
+    adds the statistics, key cities and trajectories).
+
+    Parameters
+    ----------
+    scenario : str, Scenario or GameSetup
+        As in :func:`play_game`.
+    games : int
+        Number of games (≥ 0).
+    seed : int, SeedSequence, Generator or None
+        Batch seed: game ``i`` equals ``play_game(scenario, seed=(seed, i))``.
+    threads : int, optional
+        Numba threads (≥ 1; default: numba's current count); the result does not depend on it.
+    polish, soviet : str, (str, dict) or Policy
+        Numba policies (:func:`play_game`; Python policies run only there).
+    max_steps, max_phase_steps, check_invariants, log_capacity
+        As in :func:`play_game`.
+    raw : bool
+        Return the int64 array of shape ``(games, N_RES)`` instead of the frame.
+    ruleset : str, path or Rules, optional
+        As in :func:`game_setup`.
+    start : int
+        Play games ``start .. start + games - 1`` of the batch seeded ``seed`` (the frame's index says
+        which), so a long batch can be played in parts.
+
+    Returns
+    -------
+    DataFrame
+        Columns :data:`RESULT_COLUMNS` (``outcome``, ``winner`` as names; ``vp`` the final signed VP,
+        + Polish; ``rounds``, ``steps``, ``events``, the abort reason and the first invariant violation),
+        index ``start .. start + games - 1``; or the raw array with ``raw``.
+    """
+    games = check_count(games, "games")
+    start = check_count(start, "start")
+    log_capacity = check_count(log_capacity, "log_capacity", 1)
+    if threads is not None:
+        threads = check_count(threads, "threads", 1)
     setup = game_setup(scenario, ruleset)
     cfg = _cfg(setup, max_steps=max_steps, max_phase_steps=max_phase_steps, check_invariants=check_invariants)
     seeds = game_stream_seeds(seed, int(start), int(start) + int(games))
