@@ -31,6 +31,8 @@ CASES = [
     (["tune", "-s", "tutorial", "--knob", "combat.flank_penalty"], ["did you mean `rules.combat.flank_penalty`?"]),
     (["tune", "-s", "tutorial", "--knob", "scenario.vp", "--target", "1.5"], ["between 0 and 1"]),
     (["tune", "-s", "tutorial", "--knob", "rules.meta.name"], ["not a numeric value"]),
+    # the VP track has no 0 space (docs/rules.md E10): a range holding only 0 and 1 has one value
+    (["tune", "-s", "tutorial", "--knob", "scenario.vp=0:1"], ["fewer than two values of scenario.vp", "no 0 space"]),
     (["knobs", "-s", "tutorial", "--base", "{bad}"], ["combat.flank_penalt"]),
     (["knobs", "-s", "tutorial", "--base", "flank-2"], ["error: --base:", "did you mean `flank-1`?"]),
     (["knobs", "-s", "tutorial", "--match", "zzz"], ["--match", "no knob name contains"]),
@@ -70,3 +72,20 @@ def test_knobs_lists_the_values(capsys):
     assert main(["knobs", "-s", "tutorial", "--match", "combat.flank"]) == 0
     out = capsys.readouterr().out
     assert "rules.combat.flank_penalty" in out and "2" in out
+
+
+def test_study_commands_use_every_cpu_by_default():
+    # user review: compare, sensitivity and tune defaulted to one thread while simulate uses every CPU
+    import inspect
+
+    from soe_sim.design import Runner, compare, sensitivity, tune
+    from soe_sim.design.cli import compare_command, sensitivity_command, tune_command
+    from soe_sim.sim import _cpus
+
+    for f in (compare, sensitivity, tune, Runner):
+        assert inspect.signature(f).parameters["threads"].default is None, f
+    for cmd in (compare_command, sensitivity_command, tune_command):
+        opt = next(p for p in cmd.params if p.name == "threads")
+        assert opt.default is None and "every CPU" in opt.help
+    assert Runner("tutorial").threads == _cpus()
+    assert Runner("tutorial", threads=1).threads == 1

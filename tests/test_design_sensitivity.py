@@ -8,7 +8,7 @@ import pytest
 
 from soe_sim.cli import main
 from soe_sim.design import sensitivity
-from soe_sim.design.sensitivity import parse_knob_range
+from soe_sim.design.sensitivity import knob_ranges, parse_knob_range
 from soe_sim.errors import SoeInputError
 
 pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
@@ -54,6 +54,11 @@ def test_table_and_tornado():
     assert "4 values tested against the base" in res.format_table()
     header = res.format_table().splitlines()[0]  # user review: "base base: Polish win 51.0 %"
     assert "; base: Polish win" in header and "base base" not in header
+    # user review: the base's win rate was printed without its interval
+    lo, hi = res.summary["base_polish_win_ci"]
+    assert header.endswith(f"Polish win {100 * res.summary['base_polish_win']:.1f} % [{100 * lo:.1f}, "
+                           f"{100 * hi:.1f}] in 150 games")
+    assert res.summary["base_games"] == 150
     # every arm played the same games (common random numbers)
     assert res.games.groupby("arm")["seed"].apply(tuple).nunique() == 1
     fig = res.plot()
@@ -83,3 +88,18 @@ def test_cli_writes_table_tornado_and_html(tmp_path, capsys):
     assert len(tab) == 4 and set(tab["knob"]) == {"rules.combat.great_victory_losses", "scenario.vp"}
     summ = json.loads((out / "summary.json").read_text())
     assert summ["base"] == "flank-1" and summ["base_changes"] == ["rules.combat.flank_penalty = 1"]
+
+
+def test_starting_vp_skips_zero():
+    # user review: scenario.vp=-1:3:5 played vp = 0, a space the VP track does not have (docs/rules.md E10):
+    # that row had draws (48.2 % + 51.0 % != 100 %). -1 and +1 are neighbours; the points spread over the
+    # values the knob takes, and the table says 0 was skipped
+    res = sensitivity(SCENARIO, ["scenario.vp=-1:3:5"], games=60, seed=2)
+    t = res.table
+    assert list(t["value"]) == [-1, 1, 2, 3]
+    assert ((t["polish_win"] + t["soviet_win"]) == 1).all()  # no draws: no game starts level
+    assert res.summary["knobs"][0]["skipped"] == [0]
+    assert "scenario.vp skips 0" in res.format_table()
+    # POINTS counts the values the knob takes: -5..5 in three points keeps three
+    assert [kr.values for kr in knob_ranges(SCENARIO, ["scenario.vp=-5:5:3"])] == [[-5, 1, 5]]
+    assert [kr.values for kr in knob_ranges(SCENARIO, ["scenario.vp=0:2"])] == [[1, 2]]

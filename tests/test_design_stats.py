@@ -137,31 +137,40 @@ def test_search_crossing_interval_covers_a_crossing_at_an_integer(x_true):
     """Audit J F1: with the crossing at (or next to) an integer, the search's stopping rule, checked after
     every batch, picks the runs whose interval misses it (converged runs covered 3.00 in 0 of 38, 2.95 in
     60 %); the interval now comes from a confirmation batch played after the search, so it covers the
-    crossing at about the nominal 95 %, also among the runs that say "converged"."""
+    crossing at about the nominal 95 %, also among the runs whose search stopped "converged". The status
+    describes the interval reported (user review): "converged" only when it lies between the two integers."""
     b = 0.45  # a shallow curve, as in the audit
     reps = 200
     covered = converged = covered_converged = 0
     for seed in range(reps):
         res = search_crossing(_synthetic(-b * x_true, b, 1000 + seed), 0, 6, integer=True, target=0.5, budget=4000,
                               batch=250)
-        assert res["games"] <= 4000 and res["confirmation_games"] <= 1000  # a quarter kept for confirmation
+        assert res["games"] == 4000  # the whole budget is played (user review)
+        # at least the quarter kept for confirmation, unless the search needed some of it to find the pair
+        assert res["confirmation_games"] >= 1000 or res["search"]["games"] > 3000
+        assert res["confirmation_games"] + res["search"]["games"] == 4000
         hit = res["ci_low"] <= x_true <= res["ci_high"]
         covered += hit
-        if res["status"] == "converged":
+        k0, k1 = res["bracket"]
+        assert k1 == k0 + 1
+        conf = res["evaluations"][res["evaluations"]["confirmation"]]
+        assert list(conf["value"]) == [k0, k1]  # the two integers around it
+        if res["search_status"] == "converged":
             converged += 1
             covered_converged += hit
-            assert res["confirmation_games"] > 0
-            conf = res["evaluations"][res["evaluations"]["confirmation"]]
-            assert len(conf) == 2 and conf["value"].diff().iloc[1] == 1  # the two integers around it
-    assert covered >= 0.9 * reps  # nominal 95 % (400 repetitions: 0.96 at 3.00, 0.98 at 2.95)
+        inside = res["bounded"] and k0 <= res["ci_low"] and res["ci_high"] <= k1
+        assert (res["status"] == "converged") == inside, res  # the status agrees with the interval reported
+    assert covered >= 0.9 * reps  # nominal 95 % (400 repetitions: 0.97 at 3.00, 0.96 at 2.95)
     assert converged >= 10 and covered_converged >= 0.85 * converged
 
 
 def test_search_crossing_stops_between_two_integers_on_a_steep_curve():
     res = search_crossing(_synthetic(-6.0, 2.5, 0), -2, 6, integer=True, target=0.5, budget=20000, batch=300)
-    assert res["status"] == "converged"
+    assert res["status"] == res["search_status"] == "converged"
     assert math.floor(res["ci_low"]) == math.floor(res["ci_high"]) == 2  # crossing 2.4
-    assert res["games"] < 20000
+    # the search stopped early; the games it did not need go to the confirmation batch
+    assert res["search"]["games"] < 15000 and res["games"] == 20000
+    assert res["confirmation_games"] == 20000 - res["search"]["games"]
 
 
 def test_search_crossing_reports_a_target_out_of_range():
@@ -204,3 +213,68 @@ def test_wilson_bounds_exact_at_zero_and_all_successes(n):
     assert wilson(0, n)[0] == 0.0 and wilson(n, n)[1] == 1.0
     lo, hi = wilson_interval(np.array([0, n]), n)
     assert lo[0] == 0.0 and hi[1] == 1.0 and 0.0 < lo[1] < 1.0 and 0.0 < hi[0] < 1.0
+
+
+def test_search_crossing_spends_the_budget_and_never_reports_a_rejected_global_fit():
+    # user review (Kiev Offensive, starting VP): a search that ended without two neighbouring integers around
+    # the target reported the Fieller interval of a logistic fit with goodness-of-fit p = 3e-08, and left the
+    # quarter kept for the confirmation batch unplayed. On a kinked curve with a small budget the whole
+    # budget is now played, a rejected fit is never the answer, and the interval covers the crossing.
+    rates = dict(zip(range(-5, 6), [0.10, 0.14, 0.22, 0.36, 0.54, 0.64, 0.70, 0.74, 0.80, 0.86, 0.91]))
+    lg = lambda p: math.log(p / (1 - p))  # noqa: E731
+    x_true = -2 + (lg(0.5) - lg(0.36)) / (lg(0.54) - lg(0.36))
+    reps = 100
+    covered = 0
+    for seed in range(reps):
+        rng = np.random.default_rng(seed)
+        res = search_crossing(lambda v, n, s: int(rng.binomial(n, rates[v])), -5, 5, integer=True, target=0.5,
+                              budget=1500, batch=250)
+        assert res["games"] == 1500
+        assert not (res["mode"] == "global" and res["global_fit_rejected"])
+        if res["mode"] == "bracket":  # from the played values: the nearest ones significantly on either side
+            t = res["table"].set_index("value")
+            assert res["global_fit_rejected"] and any("rejected" in n for n in res["notes"])
+            assert res["ci_low"] in t.index or res["ci_low"] == -math.inf
+            assert res["ci_high"] in t.index or res["ci_high"] == math.inf
+        if res["mode"] != "local":
+            assert res["status"] == "budget" and res["confirmation_games"] == 0
+            assert any("kept for the confirmation batch" in n for n in res["notes"])
+        covered += res["ci_low"] <= x_true <= res["ci_high"]
+    assert covered >= 0.9 * reps  # 0.94 in 200 repetitions
+
+
+def test_search_crossing_falls_back_on_the_played_values_when_the_fit_is_rejected():
+    # a kinked curve and no two neighbouring integers played around the target: the logistic fit to every
+    # value is refuted (its Fieller interval would be far too narrow), so the crossing comes from the played
+    # values, and its interval runs from the nearest one significantly below the target to the nearest one
+    # significantly above
+    def rate(v):
+        return 0.02 if v < 10 else 0.47 if v <= 20 else 0.6
+
+    res = search_crossing(lambda v, n, s: int(round(n * rate(v))), 0, 40, integer=True, target=0.5, budget=2000,
+                          batch=500)
+    assert res["games"] == 2000 and res["confirmation_games"] == 0
+    assert res["mode"] == "bracket" and res["global_fit_rejected"] and res["status"] == "budget"
+    t = res["table"].set_index("value")
+    assert t.loc[20, "ci_low"] < 0.5 < t.loc[20, "ci_high"]  # 20 is not significantly below the target
+    assert res["ci_low"] == 0 and res["ci_high"] == min(v for v in t.index if t.loc[v, "ci_low"] > 0.5)
+    assert 20 <= res["value"] <= res["ci_high"]
+    assert any("rejected" in n for n in res["notes"])
+    assert any("kept for the confirmation batch" in n for n in res["notes"])
+
+
+def test_search_crossing_steps_past_two_played_integers_on_one_side():
+    # the fit steered every round to floor(x*), ceil(x*) = -2, -1 although both were above the target and -3
+    # was never played; now the next round goes between the played values whose rates bracket the target
+    rates = {-5: 0.09, -4: 0.15, -3: 0.30, -2: 0.52, -1: 0.62, 0: 0.72, 1: 0.75, 2: 0.8, 3: 0.84, 4: 0.88, 5: 0.9}
+    res = search_crossing(lambda v, n, s: int(round(n * rates[v])), -5, 5, integer=True, target=0.5, budget=2000,
+                          batch=250)
+    played = set(res["table"]["value"])
+    assert {-3, -2} <= played and res["bracket"] == [-3, -2]
+    assert -3 <= res["value"] <= -2
+
+
+def test_search_crossing_reduces_the_batch_and_says_so():
+    res = search_crossing(_synthetic(-1.3, 0.6, 0), -3, 6, integer=True, target=0.5, budget=100, batch=250)
+    assert res["games"] == 100 and res["batch"] == 25
+    assert any("25 games per round instead of 250" in n for n in res["notes"])

@@ -236,6 +236,27 @@ def test_bad_knobs(name, text):
     assert text in str(e.value)
 
 
+def test_starting_vp_has_no_zero(tmp_path):
+    # user review: the VP track has no 0 space (docs/rules.md E10: -1 and +1 are adjacent), but scenario.vp = 0
+    # was played as a start with no advantage
+    k = parse_knob("scenario.vp")
+    assert k.excluded == (0,) and k.signed and "no 0 space" in k.reason
+    with pytest.raises(SoeInputError) as e:
+        BASE.with_knob("scenario.vp", 0)
+    assert "scenario.vp" in str(e.value) and "(got 0)" in str(e.value) and "no 0 space" in str(e.value)
+    assert knob_value("tutorial", BASE, "scenario.vp")[0].excluded == (0,)  # the knob read from a scenario too
+    p = _write(tmp_path, "zero.toml", "[scenario]\nvp = 0\n")
+    with pytest.raises(SoeInputError) as e:
+        load_variant(p)
+    assert "zero.toml" in str(e.value) and "'vp'" in str(e.value) and "no 0 space" in str(e.value)
+    # positions: -1 and +1 are neighbours, and the map is monotone with its inverse
+    assert [k.position(v) for v in (-2, -1, 1, 2)] == [-2, -1, 0, 1] and k.position(0) == -0.5
+    assert [k.value_at(p) for p in (-2, -1, 0, 1)] == [-2, -1, 1, 2] and k.value_at(-0.5) == 0
+    assert k.values_between(-2, 2) == [-2, -1, 1, 2] and k.skipped_between(-2, 2) == [0]
+    flank = parse_knob("rules.combat.flank_penalty")
+    assert flank.excluded == () and flank.position(3) == 3 and flank.value_at(2.5) == 2.5
+
+
 def test_int_knob_refuses_fractions():
     k = parse_knob("rules.combat.flank_penalty")
     with pytest.raises(SoeInputError):

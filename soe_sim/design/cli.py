@@ -28,8 +28,8 @@ def _run_options(f):
                      help="Soviet policy parameter override (repeatable)."),
         click.option("--seed", default=0, show_default=True, type=SEED,
                      help="Run seed (the same games in every arm: common random numbers)."),
-        click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
-                     help="Threads of the local backend (results do not depend on it)."),
+        click.option("--threads", default=None, type=click.IntRange(min=1),
+                     help="Threads of the local backend [every CPU] (results do not depend on it)."),
         click.option("--chunk-size", default=None, type=click.IntRange(min=1),
                      help="Games per chunk, the unit of work on Dask [250]. Each chunk has its own seed, so "
                           "the games played depend on it: keep it (and --seed) to reproduce a run."),
@@ -143,15 +143,20 @@ def sensitivity_command(knobs, base, games, **o) -> None:
 @click.option("--side", type=click.Choice(["polish", "soviet"]), default="polish", show_default=True)
 @click.option("--base", default="base", show_default=True, metavar="VARIANT", help="Variant the knob is set in.")
 @click.option("--games", "-n", default=4000, show_default=True, type=games_range(3),
-              help="Game budget of the whole search (an integer knob keeps a quarter for the confirmation batch).")
-@click.option("--batch", default=250, show_default=True, type=games_range(), help="Games per round.")
+              help="Game budget of the whole search, all of it played unless the crossing lies outside the range "
+                   "(an integer knob keeps at least a quarter for the confirmation batch).")
+@click.option("--batch", default=250, show_default=True, type=games_range(),
+              help="Games per round (reduced, with a note, when three rounds do not fit in the budget).")
 @click.option("--tol", default=None, type=float, help="Stop when the crossing's interval is narrower (real knobs).")
 @_run_options
 def tune_command(knobs, target, side, base, games, batch, tol, **o) -> None:
     """Find the knob value whose win rate is closest to --target (adaptive logistic fit).
 
     Reports the crossing of the fitted win-rate curve with its 95 % interval and, for integer
-    knobs, the two integers around it with their observed and fitted win rates.
+    knobs, the two values around it with their observed and fitted win rates. The status is
+    converged when the interval lies between two neighbouring values, budget when the budget is
+    spent first, out_of_range when the interval lies outside the range. scenario.vp skips 0 (the
+    VP track has no 0 space): -1 and +1 are neighbours.
     """
     from soe_sim.design.tune import tune
     from soe_sim.design.variant import load_variant

@@ -129,7 +129,7 @@ def _p_relation(p: float) -> str:
 
 
 def compare(scenario, a=None, b=None, *, games: int = 2000, seed: int = 0, polish="random", soviet="random",
-            runner=None, threads: int | None = 1, chunk_size: int | None = None, progress: bool = False,
+            runner=None, threads: int | None = None, chunk_size: int | None = None, progress: bool = False,
             dask: bool = False, scheduler: str | None = None, work_dir=None) -> Comparison:
     """Play variant ``a`` and variant ``b`` of ``scenario`` on the same seeded games and compare them.
 
@@ -143,9 +143,27 @@ def compare(scenario, a=None, b=None, *, games: int = 2000, seed: int = 0, polis
         Games per arm.
     seed : int
         Run seed: chunk ``c`` uses :func:`soe_sim.sim.sweep.chunk_seed` of it, the same in both arms.
-    runner : soe_sim.design.runner.Runner
-        Plays the games (default: a local runner with ``threads``; ``dask`` / ``scheduler`` run the
-        chunks on dask.distributed).
+    polish, soviet : policy spec
+        The policies of the two sides: a name (``"random"``, ``"balanced"``, …), ``(name, {param:
+        value})`` or a Policy, as in :func:`soe_sim.simulate`.
+    runner : soe_sim.design.runner.Runner, optional
+        Plays the games (default: a runner made from the arguments below, closed afterwards; a
+        runner given here is used as it is and the arguments below are ignored).
+    threads : int, optional
+        Threads of the local backend (default: every CPU this process may use, as
+        :func:`soe_sim.simulate`; the results do not depend on it).
+    chunk_size : int, optional
+        Games per chunk, the unit of work on Dask (default 250). Each chunk has its own seed, so the
+        games played depend on it: keep it (and ``seed``) to reproduce a run.
+    progress : bool
+        A progress bar on stderr.
+    dask : bool
+        Play the chunks on a ``dask.distributed`` LocalCluster (one worker process per CPU).
+    scheduler : str, optional
+        Address of a running dask scheduler (``tcp://HOST:PORT``); implies ``dask``.
+    work_dir : path, optional
+        Where a Dask run writes its chunk files (``<work_dir>/<tag>/``; an interrupted run resumes
+        there); default a temporary directory removed afterwards.
 
     Returns
     -------

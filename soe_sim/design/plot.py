@@ -108,7 +108,8 @@ def curves_figure(sens):
 
 def tune_figure(tun):
     """Observed win rates (95 % Wilson intervals, marker size ~ games), the fitted logistic curve
-    with its band, the target and the crossing with its interval."""
+    with its band, the target and the crossing with its interval (the fits are drawn against the
+    knob's values through its positions: ``scenario.vp`` skips 0)."""
     import matplotlib.pyplot as plt
 
     s = tun.summary
@@ -118,14 +119,23 @@ def tune_figure(tun):
     with use_style():
         fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
         x = np.linspace(s["low"], s["high"], 200)
-        if s["mode"] == "local":
-            ax.plot(x, gfit.rate(x), color=color, lw=1, ls="--", label="logistic fit, every value")
-            k = int(np.floor(s["value"]))
-            x = np.linspace(k, k + 1, 50)
-        lo, hi = fit.rate_interval(x)
+        pos = tun.position  # the fits are on the knob's positions (scenario.vp skips 0)
+        label = "logistic fit"
+        if s["mode"] in ("local", "bracket"):
+            ax.plot(x, gfit.rate(pos(x)), color=color, lw=1, ls="--", label="logistic fit, every value"
+                    + (" (rejected)" if s.get("global_fit_rejected") else ""))
+            if s["mode"] == "local":
+                a, b = s.get("bracket") or (int(np.floor(s["value"])), int(np.floor(s["value"])) + 1)
+                label = "fit between the two values"
+            else:
+                a, b = max(s["ci_low"], s["low"]), min(s["ci_high"], s["high"])
+                label = "fit between the played values around it"
+                if not (np.isfinite(a) and np.isfinite(b) and a < b):
+                    a, b = s["low"], s["high"]
+            x = np.linspace(a, b, 50)
+        lo, hi = fit.rate_interval(pos(x))
         ax.fill_between(x, lo, hi, color=SIDE_LIGHT_COLORS[s["side"]], alpha=0.6, lw=0, label="fit, 95 % band")
-        ax.plot(x, fit.rate(x), color=color, lw=1.5,
-                label="fit between the two integers" if s["mode"] == "local" else "logistic fit")
+        ax.plot(x, fit.rate(pos(x)), color=color, lw=1.5, label=label)
         size = 20 + 200 * table["games"] / table["games"].max()
         ax.errorbar(table["value"], table["rate"], yerr=_err(table["rate"], table["ci_low"], table["ci_high"]),
                     fmt="none", ecolor="black", capsize=3, lw=0.8)

@@ -45,8 +45,9 @@ class Runner:
     scenario : str
         Scenario id or TOML path.
     polish, soviet : policy specs (names, ``(name, {param: value})`` or Policy)
-    threads : int
-        Threads of the local backend (results do not depend on it).
+    threads : int, optional
+        Threads of the local backend (default: every CPU this process may use, as
+        :func:`soe_sim.simulate`; the results do not depend on it).
     chunk_size : int
         Games per chunk (the unit of work on Dask; the local backend plays the same chunks).
     progress : bool
@@ -62,22 +63,23 @@ class Runner:
         temporary directory removed on :meth:`close`.
     """
 
-    def __init__(self, scenario: str, polish="random", soviet="random", *, threads: int | None = 1,
+    def __init__(self, scenario: str, polish="random", soviet="random", *, threads: int | None = None,
                  chunk_size: int | None = None, progress: bool = False, dask: bool = False,
                  scheduler: str | None = None, client=None, workers: int | None = None, work_dir=None):
         from soe_sim.engine.game import game_setup
-        from soe_sim.sim import resolve_policy
+        from soe_sim.sim import _threads, resolve_policy
 
         self.scenario = str(scenario)
         game_setup(self.scenario)  # unknown ids: SoeInputError with a suggestion (cached for the runs)
         self.polish = resolve_policy(polish, "--polish")
         self.soviet = resolve_policy(soviet, "--soviet")
-        self.threads = max(1, int(threads or 1))
         self.chunk_size = int(chunk_size or DEFAULT_CHUNK)
         if self.chunk_size < 1:
             raise SoeInputError(Problem("--chunk-size", "", "", chunk_size, "expected a positive number of games"))
         self.progress = bool(progress)
         self.dask = bool(dask or scheduler or client is not None)
+        # None: every CPU, as simulate (above the CPUs: an input error); Dask workers do not use it
+        self.threads = _threads(threads) if not self.dask else max(1, int(threads or 1))
         self.scheduler = check_scheduler_address(scheduler) if client is None else scheduler
         self.workers = workers
         self._client = client

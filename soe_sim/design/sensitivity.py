@@ -34,7 +34,8 @@ def _base_label(name: str) -> str:
 
 @dataclass
 class KnobRange:
-    """A knob swept from ``low`` to ``high`` over ``values`` (base value ``base``)."""
+    """A knob swept from ``low`` to ``high`` over ``values`` (base value ``base``); ``skipped`` are the
+    values in the range the knob never takes (``scenario.vp`` skips 0: :data:`~soe_sim.design.variant.KNOB_DOMAINS`)."""
 
     knob: Knob
     low: float
@@ -42,6 +43,7 @@ class KnobRange:
     points: int
     base: float
     values: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
 
 
 def parse_knob_range(text: str, where: str = "--knob") -> tuple[str, float, float, int | None]:
@@ -68,6 +70,12 @@ def _values(knob: Knob, lo: float, hi: float, points: int, text: str, where: str
                 a, b = math.floor(lo), math.ceil(hi)
             raise SoeInputError(Problem(where, "", "", text, f"{knob.name} takes integers",
                                         f"e.g. {knob.name}={a}:{b}"))
+        if knob.excluded:  # the points are spread over the values the knob takes (scenario.vp skips 0)
+            a, b = math.ceil(knob.position(lo)), math.floor(knob.position(hi))
+            if a > b:
+                raise SoeInputError(Problem(where, "", "", text,
+                                            f"no value of {knob.name} in the range: {knob.reason}"))
+            return sorted({knob.value_at(int(round(float(p)))) for p in np.linspace(a, b, points)})
         vals = sorted({int(round(v)) for v in np.linspace(lo, hi, points)})
     else:
         vals = [float(v) for v in np.linspace(lo, hi, points)]
@@ -95,7 +103,8 @@ def knob_ranges(scenario, specs, base: Variant = BASE, where: str = "--knob") ->
         seen.add(knob.name)
         points = int(n or 2)
         out.append(KnobRange(knob=knob, low=float(lo), high=float(hi), points=points, base=base_value,
-                             values=_values(knob, float(lo), float(hi), points, text, where)))
+                             values=_values(knob, float(lo), float(hi), points, text, where),
+                             skipped=knob.skipped_between(float(lo), float(hi))))
     if not out:
         raise SoeInputError(Problem(where, "", "", "", "no knob given", "e.g. --knob rules.combat.flank_penalty=0:3"))
     return out
@@ -131,8 +140,13 @@ class Sensitivity:
 
     def format_table(self) -> str:
         s = self.summary
+        lo, hi = s["base_polish_win_ci"]
         lines = [f"{s['scenario']}: {s['polish']} (Polish) vs {s['soviet']} (Soviet), {s['games']} games per value, "
-                 f"seed {s['seed']}; {_base_label(s['base'])}: Polish win {100 * s['base_polish_win']:.1f} %"]
+                 f"seed {s['seed']}; {_base_label(s['base'])}: Polish win {100 * s['base_polish_win']:.1f} % "
+                 f"[{100 * lo:.1f}, {100 * hi:.1f}] in {s['base_games']} games"]
+        for k in s["knobs"]:
+            if k.get("skipped"):
+                lines.append(f"  {k['knob']} skips {', '.join(_fmt(v) for v in k['skipped'])}: {k['reason']}")
         lines.append(f"  {'knob':<40} {'value':>8} {'Polish win':>11} {'effect':>9}  {'95 % CI':<18} {'p':>8} "
                      f"{'p (Holm)':>8} {'VP shift':>9}")
         for r in self.table.itertuples(index=False):
@@ -160,24 +174,57 @@ def _records(df: pd.DataFrame) -> list:
 
 
 def sensitivity(scenario, knobs, *, base=None, games: int = 1000, seed: int = 0, polish="random", soviet="random",
-                runner=None, threads: int | None = 1, chunk_size: int | None = None, progress: bool = False,
+                runner=None, threads: int | None = None, chunk_size: int | None = None, progress: bool = False,
                 dask: bool = False, scheduler: str | None = None, work_dir=None) -> Sensitivity:
     """One-at-a-time sweeps of ``knobs`` around ``base`` with common random numbers.
 
     Parameters
     ----------
     scenario : str
-    knobs : list of ``"NAME=LOW:HIGH[:POINTS]"`` or ``(name, low, high[, points])``
-    base : variant (default: the rules as they are)
+        Scenario id or TOML path.
+    knobs : list of str or tuple
+        ``"NAME=LOW:HIGH[:POINTS]"`` or ``(name, low, high[, points])``: each knob is swept over
+        ``POINTS`` values (default 2, the two ends) from ``LOW`` to ``HIGH``. Integer knobs take
+        integers; a knob's excluded values are skipped (``scenario.vp`` skips 0, the VP track has no
+        0 space) and its points spread over the values it takes.
+    base : Variant, path, built-in variant name or ``"A+B"``, optional
+        The variant the knobs are varied around (default: the rules and the scenario as they are).
     games : int
         Games per arm (the base and every knob value).
+    seed : int
+        Run seed: every arm plays the same seeded games.
+    polish, soviet : policy spec
+        The policies of the two sides (names, ``(name, {param: value})`` or Policy; as in
+        :func:`soe_sim.simulate`).
+    runner : soe_sim.design.runner.Runner, optional
+        Plays the games (default: a runner made from the arguments below, closed afterwards).
+    threads : int, optional
+        Threads of the local backend (default: every CPU, as :func:`soe_sim.simulate`; the results
+        do not depend on it).
+    chunk_size : int, optional
+        Games per chunk (default 250): each chunk has its own seed, so the games depend on it.
+    progress : bool
+        A progress bar on stderr.
+    dask : bool
+        Play the chunks on a ``dask.distributed`` LocalCluster.
+    scheduler : str, optional
+        Address of a running dask scheduler (``tcp://HOST:PORT``; implies ``dask``).
+    work_dir : path, optional
+        Where a Dask run writes its chunk files (resumable); default a temporary directory.
 
     Returns
     -------
     Sensitivity
-        ``table``: knob, value, base_value, is_base, games, polish_win (+ interval), difference
-        (vs the base, paired) with ci_low, ci_high, p_value, vp_mean, vp_shift (+ interval);
-        ``tornado``: knob, base_value, low, high, effect_low, effect_high (+ intervals), spread.
+        ``table``: one row per knob value with ``knob``, ``value``, ``base_value``, ``is_base``,
+        ``variant``, ``games``, ``polish_win`` (+ ``polish_win_low``, ``polish_win_high``: 95 %
+        Wilson interval), ``soviet_win``, ``difference`` (vs the base, paired) with ``ci_low``,
+        ``ci_high``, ``p_value`` (exact McNemar, for its own row), ``p_holm`` (Holm's adjustment of
+        the p-values of every value tested against the base; NaN on the base rows, which are no
+        test), ``vp_mean``, ``vp_shift`` (+ ``vp_shift_low``, ``vp_shift_high``);
+        ``tornado``: one row per knob with ``knob``, ``base_value``, ``low``, ``high``,
+        ``effect_low``, ``effect_high`` (+ intervals), ``p_holm`` (the knob's smallest) and
+        ``spread``, the largest spread first; ``games``: every arm's games; ``summary``: the
+        base's win rate with its interval and game count, and each knob's values and skipped values.
     """
     from soe_sim.design.runner import Runner
     from soe_sim.sim import policy_label
@@ -248,6 +295,8 @@ def sensitivity(scenario, knobs, *, base=None, games: int = 1000, seed: int = 0,
                "soviet": sn + (f" {sp}" if sp else ""), "common_random_numbers": True,
                "base_polish_win": base_sum["polish_win"], "base_polish_win_ci": base_sum["polish_win_ci"],
                "base_vp_mean": base_sum["vp_mean"], "arms": len(arms),
-               "knobs": [{"knob": kr.knob.name, "base_value": kr.base, "values": kr.values} for kr in ranges]}
+               "base_games": base_sum["games"],
+               "knobs": [{"knob": kr.knob.name, "base_value": kr.base, "values": kr.values, "skipped": kr.skipped,
+                          "reason": kr.knob.reason if kr.skipped else ""} for kr in ranges]}
     return Sensitivity(scenario=str(scenario), base=bv, ranges=ranges, table=table, tornado=tornado, games=df,
                        seed=int(seed), summary=summary)

@@ -40,6 +40,7 @@ sweep (:mod:`soe_sim.sim.sweep`) builds the same set-up on its workers from :met
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import math
@@ -47,6 +48,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from soe_sim._paths import data_dir
@@ -55,7 +57,8 @@ from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = [
     "Variant", "BASE", "Knob", "Resolved", "load_variant", "parse_variant", "compose", "resolve",
-    "variant_setup", "parse_knob", "knob_value", "list_knobs", "builtin_variants", "VARIANT_KEYS",
+    "variant_setup", "parse_knob", "knob_value", "knob_domain", "list_knobs", "builtin_variants", "VARIANT_KEYS",
+    "KNOB_DOMAINS",
 ]
 
 VARIANT_KEYS = ("name", "description", "ruleset", "extends", "rules", "cards", "scenario", "source", "notes")
@@ -552,6 +555,10 @@ def _check_scenario(scn, file, problems) -> dict:
                                         "expected the signed VP track (an integer, + Polish / - Soviet) or a table",
                                         "e.g. vp = 2 or vp = { side = \"soviet\", value = 1 }"))
                 continue
+            if v in KNOB_DOMAINS["scenario.vp"]["excluded"]:  # the knob scenario.vp: the track has no 0 space
+                problems.append(Problem(file, "[scenario]", "vp", v, KNOB_DOMAINS["scenario.vp"]["reason"],
+                                        "e.g. vp = 1 or vp = -1"))
+                continue
         elif k not in SCENARIO_SCHEMA and k not in _PROVENANCE:
             problems.append(Problem(file, "[scenario]", k, v if not isinstance(v, dict) else "{…}", "unknown key",
                                     did_you_mean(str(k), SCENARIO_SCHEMA) or
@@ -868,29 +875,100 @@ def variant_setup(scenario, variant: Variant | str | None = None):
 # Knobs
 
 
+#: Knobs whose values are not every integer, by knob name. ``excluded``: values the knob never takes
+#: (the values on either side of one are neighbours: :meth:`Knob.position`); ``signed``: the default
+#: range of ``soe-sim tune`` may go below 0; ``reason``: why, for messages and reports.
+KNOB_DOMAINS: dict = {
+    "scenario.vp": {
+        "excluded": (0,), "signed": True,
+        "reason": "the signed VP track has no 0 space (SoE 7.8; docs/rules.md E10): -1 and +1 are adjacent",
+    },
+}
+
+
 @dataclass(frozen=True)
 class Knob:
     """A numeric value of a variant named by its dotted key (``rules.combat.flank_penalty``).
 
     ``section`` is ``rules``, ``scenario`` or ``cards``; ``path`` the keys below it; ``integer``
     whether the value is an integer (set when the knob is read from a scenario, see
-    :func:`knob_value`)."""
+    :func:`knob_value`). ``excluded`` holds values the knob never takes (:data:`KNOB_DOMAINS`: the
+    starting VP ``scenario.vp`` skips 0), ``signed`` whether its default tuning range may go below 0.
+
+    The *position* of a value (:meth:`position`) counts the values the knob can take: it is the
+    value itself for a knob without excluded values, and for ``scenario.vp`` the space on the track
+    (… -2 → -2, -1 → -1, +1 → 0, +2 → 1 …), so that -1 and +1 are neighbours. Sweeps and searches
+    work on positions; :meth:`value_at` maps a position back (linearly across a gap)."""
 
     name: str
     section: str
     path: tuple
     integer: bool = True
+    excluded: tuple = ()
+    signed: bool = False
+    reason: str = ""
 
     def coerce(self, value):
-        """``value`` as this knob's type: an int knob takes integral values only."""
+        """``value`` as this knob's type: an int knob takes integral values only, and no knob takes
+        one of its ``excluded`` values."""
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
             raise SoeInputError(Problem("knob", "", self.name, value, "expected a number"))
         if self.integer:
             if float(value) != round(float(value)):
                 raise SoeInputError(Problem("knob", "", self.name, value, "this knob takes integers",
                                             f"e.g. {self.name}={int(round(float(value)))}"))
-            return int(round(float(value)))
-        return float(value)
+            value = int(round(float(value)))
+        else:
+            value = float(value)
+        if value in self.excluded:
+            raise SoeInputError(self.excluded_problem(value))
+        return value
+
+    def excluded_problem(self, value, where: str = "knob") -> Problem:
+        """The problem of setting this knob to one of its excluded values."""
+        near = [v for v in (value - 1, value + 1) if v not in self.excluded]
+        return Problem(where, "", self.name, value,
+                       "not a value of this knob" + (f": {self.reason}" if self.reason else ""),
+                       "e.g. " + " or ".join(f"{self.name}={_fmt_value(v)}" for v in near) if near else None)
+
+    def position(self, value):
+        """The position of ``value`` among the values the knob takes (a float or an array; the value
+        itself unless the knob has excluded values, linear across each gap: ``scenario.vp`` 0 → -0.5)."""
+        x = self._array(value)
+        out = x.copy()
+        for e in self.excluded:  # the values around a gap are one position apart
+            out = out - np.clip((x - (e - 1)) / 2.0, 0.0, 1.0)
+        return out if np.ndim(value) else float(out)
+
+    def value_at(self, position):
+        """The value at ``position`` (the inverse of :meth:`position`; integral positions give the
+        values the knob takes, and ±inf stays ±inf)."""
+        p = self._array(position)
+        out = p.copy()
+        for e in sorted(self.excluded):
+            lo = self.position(e - 1)  # the position of the value below the gap
+            out = np.where(p <= lo, out, np.where(p < lo + 1, (e - 1) + 2 * (p - lo), out + 1))
+        if not np.ndim(position):
+            v = float(out)
+            return int(v) if self.integer and math.isfinite(v) and v == int(v) else v
+        return out
+
+    def values_between(self, low, high) -> list:
+        """The values of an integer knob in ``[low, high]``, excluded values left out."""
+        return [v for v in range(math.ceil(low), math.floor(high) + 1) if v not in self.excluded]
+
+    def skipped_between(self, low, high) -> list:
+        """The excluded values that lie in ``[low, high]``."""
+        return [e for e in self.excluded if low <= e <= high]
+
+    @staticmethod
+    def _array(x):
+        return np.asarray(x, dtype=float) if np.ndim(x) else np.asarray(float(x))
+
+
+def knob_domain(name: str) -> dict:
+    """The :data:`KNOB_DOMAINS` entry of a knob name (``{}`` for a knob that takes every value)."""
+    return dict(KNOB_DOMAINS.get(name, {}))
 
 
 def parse_knob(name: str, where: str = "--knob") -> Knob:
@@ -925,7 +1003,7 @@ def parse_knob(name: str, where: str = "--knob") -> Knob:
         if parts[4] not in CARD_NUMERIC:
             raise SoeInputError(Problem(where, "", "", name, f"'{parts[4]}' is not a numeric card column",
                                         did_you_mean(parts[4], CARD_NUMERIC) or f"one of {', '.join(CARD_NUMERIC)}"))
-    return Knob(name, parts[0], tuple(parts[1:]))
+    return Knob(name, parts[0], tuple(parts[1:]), **knob_domain(name))
 
 
 def _walk(node, path, name, section, choices_of):
@@ -976,7 +1054,7 @@ def knob_value(scenario, variant, knob) -> tuple[Knob, float | int]:
     if isinstance(val, bool) or not isinstance(val, (int, float)):
         raise SoeInputError(Problem("--knob", "", "", k.name, f"not a numeric value (it is {val!r})",
                                     "knobs are integers or numbers; change other values in a variant file"))
-    return Knob(k.name, k.section, k.path, integer=isinstance(val, int)), val
+    return dataclasses.replace(k, integer=isinstance(val, int)), val
 
 
 def list_knobs(scenario, variant=None) -> list[tuple[str, float | int]]:
