@@ -7,7 +7,7 @@ with a shallow slope of 0.45 per unit, and between two integers (2.17, slope 0.6
 :func:`soe_sim.design.tune.search_crossing` ``--reps`` times on binomial draws (knob range 0..6, budget
 4,000, batch 250, target 0.5) and reports the share of intervals that contain the true crossing, over all
 searches and over those whose status is ``converged`` (audit J F1: the stopping rule used to make the
-converged ones miss a crossing on an integer). JSON on stdout.
+converged ones miss a crossing on an integer), and by how the search stopped (``search_status``). JSON on stdout.
 """
 from __future__ import annotations
 
@@ -39,17 +39,23 @@ def main(reps, seed0, out):
     result = {"reps": reps, "seed0": seed0, "budget": 4000, "batch": 250, "curves": []}
     for x_true, b in CURVES:
         covered = converged = covered_converged = 0
+        by_search: dict[str, list[int]] = {}  # how the search stopped: [searches, intervals covering]
         for i in range(reps):
             res = search_crossing(_synthetic(-b * x_true, b, seed0 + i), 0, 6, integer=True, target=0.5,
                                   budget=4000, batch=250)
             hit = res["ci_low"] <= x_true <= res["ci_high"]
             covered += hit
-            if res["status"] == "converged":
+            if res["status"] == "converged":  # the interval lies between two neighbouring values
                 converged += 1
                 covered_converged += hit
+            tally = by_search.setdefault(str(res.get("search_status", res["status"])), [0, 0])
+            tally[0] += 1
+            tally[1] += hit
         result["curves"].append({"crossing": round(x_true, 4), "slope": b, "coverage": covered / reps,
                                  "converged": converged,
-                                 "coverage_when_converged": covered_converged / converged if converged else None})
+                                 "coverage_when_converged": covered_converged / converged if converged else None,
+                                 "coverage_by_search_status": {k: {"searches": n, "coverage": h / n}
+                                                               for k, (n, h) in sorted(by_search.items())}})
     emit_json(result, out)
 
 

@@ -429,3 +429,11 @@ def test_rare_shares_are_not_printed_as_zero(report):
     metrics = dict(rep.metrics, immediate_victory=0.0, aborted=0.01)
     text = " ".join(summary_lines(dataclasses.replace(rep, metrics=metrics)))
     assert "no game ends by an immediate victory, 1.0 % were aborted by a hard cap" in text
+
+
+def test_pct_never_rounds_a_near_total_to_all_or_nothing():
+    # 1,999 of 2,000 games held is not "100 %" (user review of the notebooks' summary sentences)
+    from soe_sim.report import _pct
+
+    assert _pct(1999 / 2000) == ">99 %" and _pct(1.0) == "100 %" and _pct(0.0) == "0 %"
+    assert _pct(1 / 2000) == "<1 %" and _pct(0.5) == "50 %" and _pct(0.9996, 1) == ">99.9 %"

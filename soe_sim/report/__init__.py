@@ -684,8 +684,14 @@ def _check_int(value, name: str, minimum: int) -> int:
 
 
 def _pct(x: float, digits: int = 0) -> str:
+    """A share in per cent; a share short of all (or above none) never rounds to "100 %" (or "0 %")."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
+    step = 10.0 ** -digits
+    if 0 < x < 1 and 100 * x > 100 - step / 2:  # 1,999 of 2,000 games is not "100 %"
+        return f">{100 - step:.{digits}f} %"
+    if 0 < x < 1 and 100 * x < step / 2:
+        return f"<{step:.{digits}f} %"
     return f"{100 * x:.{digits}f} %"
 
 
