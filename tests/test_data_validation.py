@@ -387,7 +387,8 @@ def test_validate_takes_a_partial_rules_overlay(tmp_path):
 def test_validate_takes_a_sweep_config(tmp_path):
     # user review: `validate sw.toml` said "don't know how to validate this file"
     f = tmp_path / "sw.toml"
-    body = 'scenarios = ["tutorial"]\ngames_per_chunk = 20\nchunks = 3\nseed = 7\n[[pairs]]\npolish = "{p}"\nsoviet = "random"\n'
+    body = ('scenarios = ["tutorial"]\ngames_per_chunk = 20\nchunks = 3\nseed = 7\n'
+            '[[pairs]]\npolish = "{p}"\nsoviet = "random"\n')
     f.write_text(body.format(p="balanced"))
     (line,) = validate([f])
     assert line.endswith("sw.toml: sweep config, 3 chunks of 20 games")

@@ -418,10 +418,10 @@ def test_rare_shares_are_not_printed_as_zero(report):
     games said "every game runs to the last phase"."""
     import dataclasses
 
-    from soe_sim.report import _pct_at_least, summary_lines
+    from soe_sim.report import _pct, summary_lines
 
-    assert _pct_at_least(1 / 400) == "<1 %" and _pct_at_least(0.0004, 1) == "<0.1 %"
-    assert _pct_at_least(0.3) == "30 %" and _pct_at_least(0.006) == "1 %"
+    assert _pct(1 / 400) == "<1 %" and _pct(0.0004, 1) == "<0.1 %"
+    assert _pct(0.3) == "30 %" and _pct(0.006) == "1 %"
     rep, _ = report
     metrics = dict(rep.metrics, immediate_victory=1 / 400, aborted=0.0)
     text = " ".join(summary_lines(dataclasses.replace(rep, metrics=metrics)))

@@ -86,10 +86,6 @@ def _check_decks(decks, where: str) -> None:
                                         did_you_mean(str(key), SIDES)))
 
 
-def _check_count(value, where: str, field: str, low: int) -> int:
-    return check_count(value, where, low, field=field)
-
-
 def _deck_for(side: str, decks: Mapping[str, Deck | str | Mapping] | None) -> Deck:
     if decks and side in decks and decks[side] is not None:
         d = decks[side]
@@ -384,7 +380,7 @@ def battle_odds(
     """
     battle = _check_battle(battle, "battle_odds")
     _check_decks(decks, "battle_odds")
-    mc = _check_count(mc, "battle_odds", "mc", 0)
+    mc = check_count(mc, "battle_odds", 0, field="mc")
     crules = _resolve_rules(rules)
     bonus = crules.hand_card_bonus
     att_deck = _deck_for(battle.attacker_side, decks)
@@ -499,9 +495,9 @@ def simulate_battles(
             raise SoeInputError(Problem("simulate_battles", "", "n", _short(n),
                                         f"{len(n)} counts for {len(battles)} battles",
                                         "give one count per battle, or one count for all"))
-        counts = np.array([_check_count(k, "simulate_battles", "n", 1) for k in n], dtype=np.int64)
+        counts = np.array([check_count(k, "simulate_battles", 1, field="n") for k in n], dtype=np.int64)
     else:
-        counts = np.full(len(battles), _check_count(n, "simulate_battles", "n", 1), dtype=np.int64)
+        counts = np.full(len(battles), check_count(n, "simulate_battles", 1, field="n"), dtype=np.int64)
     crules = _resolve_rules(rules)
     bonus = crules.hand_card_bonus
 

@@ -230,8 +230,8 @@ def _validate_one(path: Path, problems: Problems) -> str:
             return _validate_sweep(path, problems)
     problems.add(path, "", "", name, "don't know how to validate this file: expected a data directory, "
                  "a scenario TOML, areas.csv, links.csv, grid.toml, blocks.csv, leaders.toml, polish.csv "
-                 "or soviet.csv, a ruleset (rules/*.toml), a variant (variants/*.toml), a sweep config or a combat-system file "
-                 "(systems/soyuz81.toml, systems/rswe.toml)")
+                 "or soviet.csv, a ruleset (rules/*.toml), a variant (variants/*.toml), a sweep config or a "
+                 "combat-system file (systems/soyuz81.toml, systems/rswe.toml)")
     return ""
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from soe_sim.design.stats import format_p, paired_difference, paired_mean_difference, wilson
+from soe_sim.design.stats import p_relation, paired_difference, paired_mean_difference, wilson
 from soe_sim.design.variant import BASE, Variant, load_variant
 from soe_sim.errors import Problem, SoeInputError
 
@@ -109,10 +109,10 @@ class Comparison:
             if len(arm["changes"]) > 8:
                 lines.append(f"       … {len(arm['changes']) - 8} more changes")
         lines.append(f"  difference B - A (Polish win): {100 * s['difference']:+.2f} points, 95 % CI "
-                     f"[{100 * s['ci_low']:+.2f}, {100 * s['ci_high']:+.2f}], p {_p_relation(s['p_value'])}")
+                     f"[{100 * s['ci_low']:+.2f}, {100 * s['ci_high']:+.2f}], p {p_relation(s['p_value'])}")
         v = s["vp_shift"]
         lines.append(f"  VP shift B - A: {v['mean']:+.3f}, 95 % CI [{v['ci_low']:+.3f}, {v['ci_high']:+.3f}], "
-                     f"p {_p_relation(v['p_value'])}")
+                     f"p {p_relation(v['p_value'])}")
         lines.append(f"  games that differ between the arms: {s['games_differing']} of {s['games']} "
                      f"(won by Polish in B only: {s['discordant']['b_only']}, in A only: {s['discordant']['a_only']})")
         return "\n".join(lines)
@@ -120,12 +120,6 @@ class Comparison:
 
 def _pct(x) -> str:
     return "  n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:5.1f} %"
-
-
-def _p_relation(p: float) -> str:
-    """``"= 0.031"`` or ``"< 1e-15"``: a p-value after "p " in running text."""
-    text = format_p(p)
-    return text if text.startswith("<") else f"= {text}"
 
 
 def compare(scenario, a=None, b=None, *, games: int = 2000, seed: int = 0, polish="random", soviet="random",

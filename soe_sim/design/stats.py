@@ -57,6 +57,12 @@ def format_p(p: float) -> str:
     return "1" if p >= 1 else (f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}")
 
 
+def p_relation(p: float) -> str:
+    """``"= 0.031"`` or ``"< 1e-15"``: a p-value after "p " in running text."""
+    text = format_p(p)
+    return text if text.startswith("<") else f"= {text}"
+
+
 def wilson(k: int, n: int) -> tuple[float, float]:
     """95 % Wilson interval of ``k / n`` (``(0, 1)`` when ``n = 0``)."""
     from soe_sim.sim import win_interval

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from soe_sim.design.stats import crossing_interval, fit_logistic, format_p, wilson
+from soe_sim.design.stats import crossing_interval, fit_logistic, p_relation, wilson
 from soe_sim.design.variant import BASE, KNOB_DOMAINS, Knob, knob_value, load_variant
 from soe_sim.errors import Problem, SoeInputError
 
@@ -81,12 +81,6 @@ GOF_ALPHA = 0.05
 
 def _clip(v, lo, hi):
     return min(max(v, lo), hi)
-
-
-def _p_text(p: float) -> str:
-    """``"= 0.031"`` or ``"< 1e-15"``: a p-value after "p " in running text."""
-    text = format_p(p)
-    return text if text.startswith("<") else f"= {text}"
 
 
 def _logit(p: float) -> float:
@@ -333,7 +327,7 @@ def search_crossing(evaluate, low, high, *, integer: bool, target: float = 0.5, 
     if mode == "global" and rejected:  # never report the interval of a fit the data refute
         x, lo, hi, bounded, fit = _bracket_estimate(table, gfit, target)
         mode = "bracket"
-        notes.append(f"the logistic fit to every value is rejected (goodness of fit p {_p_text(gfit.fit_p_value)}): "
+        notes.append(f"the logistic fit to every value is rejected (goodness of fit p {p_relation(gfit.fit_p_value)}): "
                      f"the crossing is interpolated between the played values around it, and its interval runs "
                      f"from the nearest played value whose win rate is significantly on one side of the target to "
                      f"the nearest one significantly on the other")

@@ -695,14 +695,6 @@ def _pct(x: float, digits: int = 0) -> str:
     return f"{100 * x:.{digits}f} %"
 
 
-def _pct_at_least(x: float, digits: int = 0) -> str:
-    """:func:`_pct` of a positive share, never rounded down to nothing ("<1 %", "<0.1 %")."""
-    floor = 10.0 ** -digits
-    if 0 < 100 * x < floor / 2:
-        return f"<{floor:.{digits}f} %"
-    return _pct(x, digits)
-
-
 def _plural(n: int, word: str, plural: str | None = None) -> str:
     """``1 game``, ``2 games``, ``1,000 games`` (``plural`` for irregular words)."""
     n = int(n)
@@ -746,10 +738,10 @@ def summary_lines(report: BalanceReport) -> list[str]:
         lines.append(f"Balance {m['balance']:.2f} (1 = both sides win equally often): neither side is favoured beyond "
                      f"the 95 % interval; draws {_pct(m['drawishness'], 1)}.")
     # audit J F8: "0 % end early" for 1 game in 400, and "every game runs to the last phase" beside aborted games
-    ends = (f"{_pct_at_least(m['immediate_victory'])} end by an immediate victory" if m["immediate_victory"] > 0
+    ends = (f"{_pct(m['immediate_victory'])} end by an immediate victory" if m["immediate_victory"] > 0
             else "no game ends by an immediate victory")
     if m["aborted"] > 0:
-        ends += f", {_pct_at_least(m['aborted'], 1)} were aborted by a hard cap"
+        ends += f", {_pct(m['aborted'], 1)} were aborted by a hard cap"
     lines.append(f"Games last {m['phases_mean']:.1f} phases on average (sd {m['phases_sd']:.1f}; "
                  f"{m['rounds_mean']:.1f} rounds); {ends}.")
     if not math.isnan(m["lead_changes_mean"]):

@@ -50,7 +50,7 @@ from soe_sim.errors import Problem, SoeInputError, check_count, did_you_mean
 from soe_sim.random import seed_int
 
 __all__ = [
-    "simulate", "Simulation", "summarize", "win_interval", "play_chunk", "chunk_workers", "resolve_policy",
+    "simulate", "Simulation", "summarize", "win_rates", "win_interval", "play_chunk", "chunk_workers", "resolve_policy",
     "policy_label",
     "key_city_ids", "GAME_COLUMNS", "TRAJECTORY_COLUMNS", "BATTLE_COLUMNS", "MISSING_COLUMNS",
     "DEFAULT_CI_MAX_GAMES", "write_frame", "write_frames", "check_output_path", "check_output_paths",
@@ -500,6 +500,22 @@ def _ci_width(df: pd.DataFrame) -> float:
     return w
 
 
+def win_rates(games: pd.DataFrame) -> dict:
+    """``polish_win``, ``soviet_win``, ``draw`` (finished or ended games without a winner; aborted games
+    excluded) and ``aborted`` as rates of the games of a frame with ``winner`` and ``outcome`` columns, the
+    first three with ``*_ci`` (95 % Wilson intervals); NaN rates for no game."""
+    n = int(len(games))
+    pw = int((games["winner"] == "polish").sum()) if n else 0
+    sw = int((games["winner"] == "soviet").sum()) if n else 0
+    ab = int((games["outcome"] == "aborted").sum()) if n else 0
+    out: dict = {}
+    for key, k in (("polish_win", pw), ("soviet_win", sw), ("draw", n - pw - sw - ab)):
+        out[key] = k / n if n else float("nan")
+        out[key + "_ci"] = list(win_interval(k, n))
+    out["aborted"] = ab / n if n else float("nan")
+    return out
+
+
 def summarize(games: pd.DataFrame, elapsed: float | None = None) -> dict:
     """Summary of a per-game frame: counts, win rates with 95 % Wilson intervals, VP and more.
 
@@ -522,14 +538,7 @@ def summarize(games: pd.DataFrame, elapsed: float | None = None) -> dict:
     if "seed" in games and n:
         seeds = games["seed"].unique().tolist()
         out["seed"] = int(seeds[0]) if len(seeds) == 1 else [int(s) for s in seeds]
-    pw = int((games["winner"] == "polish").sum()) if n else 0
-    sw = int((games["winner"] == "soviet").sum()) if n else 0
-    ab = int((games["outcome"] == "aborted").sum()) if n else 0
-    dr = n - pw - sw - ab
-    for key, k in (("polish_win", pw), ("soviet_win", sw), ("draw", dr)):
-        out[key] = k / n if n else float("nan")
-        out[key + "_ci"] = list(win_interval(k, n))
-    out["aborted"] = ab / n if n else float("nan")
+    out.update(win_rates(games))
     out["ci_width"] = _ci_width(games)
 
     def mean(c):

@@ -68,7 +68,8 @@ from soe_sim.data._io import load_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 from soe_sim.random import seed_int
 
-__all__ = ["SweepConfig", "Overlay", "Task", "load_config", "plan", "run_sweep", "read_sweep", "sweep_summary", "chunk_seed",
+__all__ = ["SweepConfig", "Overlay", "Task", "load_config", "plan", "run_sweep", "read_sweep", "sweep_summary",
+           "format_sweep_summary", "chunk_seed",
            "overlay_setup", "run_task"]
 
 MANIFEST = "manifest.json"
@@ -782,7 +783,7 @@ def sweep_summary(out) -> pd.DataFrame:
     finished chunks: ``games``, ``polish_win`` / ``soviet_win`` / ``draw`` (rates; a draw is a game that
     was neither won nor aborted), ``polish_win_lo`` / ``polish_win_hi`` (95 % Wilson interval),
     ``aborted`` (count) and ``vp_mean``. Empty when no chunk is finished."""
-    from soe_sim.sim import win_interval
+    from soe_sim.sim import win_rates
 
     files = sorted((Path(out) / "games").rglob("chunk-*.parquet"))
     if not files:
@@ -792,14 +793,11 @@ def sweep_summary(out) -> pd.DataFrame:
                    ignore_index=True)
     rows = []
     for key, g in df.groupby(_CELL, sort=True, dropna=False):
-        n = len(g)
-        pw = int((g["winner"] == "polish").sum())
-        sw = int((g["winner"] == "soviet").sum())
-        ab = int((g["outcome"] == "aborted").sum())
-        lo, hi = win_interval(pw, n)
-        rows.append({**dict(zip(_CELL, key)), "games": n, "polish_win": pw / n, "polish_win_lo": lo,
-                     "polish_win_hi": hi, "soviet_win": sw / n, "draw": (n - pw - sw - ab) / n, "aborted": ab,
-                     "vp_mean": float(g["vp"].mean())})
+        r = win_rates(g)  # the rates, draws and intervals of `simulate`
+        lo, hi = r["polish_win_ci"]
+        rows.append({**dict(zip(_CELL, key)), "games": len(g), "polish_win": r["polish_win"], "polish_win_lo": lo,
+                     "polish_win_hi": hi, "soviet_win": r["soviet_win"], "draw": r["draw"],
+                     "aborted": int((g["outcome"] == "aborted").sum()), "vp_mean": float(g["vp"].mean())})
     return pd.DataFrame(rows)
 
 
