@@ -46,10 +46,23 @@ random, the same games (benchmarks/README.md "Session 13"). Should numba's inter
 expected (another version), nothing is replaced and the kernels are compiled as numba does by default.
 Under ``NUMBA_DISABLE_JIT=1`` the kernels run as Python, where a negative index does wrap: the reason
 the kernels must not rely on either behaviour.
+
+**One cache stamp for all the package's kernels.** numba keeps each kernel's compiled code in its cache
+(``__pycache__``, or ``NUMBA_CACHE_DIR``) with a stamp of the kernel's *own* source file, and reuses it
+while that file is unchanged. But the game loop inlines kernels from a dozen files: after an edit of
+``policies.py`` alone (a new policy, docs/policies.md), the loop in ``game/nb.py`` would still be loaded
+with the old policies compiled into it, and the game would silently play the old code. So importing this
+module gives every kernel of the package the same stamp: a SHA-256 of all the package's source files that
+define kernels (:func:`kernel_sources_stamp`). Any edit of one of them makes the next run compile the
+whole engine again (several minutes, once); edits of other files (the CLI, reports) and of the data
+files do not. Kernels outside the package keep numba's own stamps.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import sys
+from pathlib import Path
 
 import numba
 from numba.core import types
@@ -114,6 +127,62 @@ def _install_no_wraparound():
 
 NO_WRAPAROUND = _install_no_wraparound()
 """Whether the package's kernels are compiled without negative-index wraparound (module docstring)."""
+
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def sources_stamp(root: Path) -> str:
+    """SHA-256 of every ``*.py`` file below ``root`` that defines kernels (its text names ``njit``), with
+    their paths relative to ``root``."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(root).rglob("*.py")):
+        data = path.read_bytes()
+        if b"njit" in data:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def kernel_sources_stamp() -> str:
+    """:func:`sources_stamp` of the package, read once per process: the freshness stamp of each of its
+    kernels' numba cache (module docstring)."""
+    return sources_stamp(_PACKAGE_DIR)
+
+
+def _install_package_cache_stamp():
+    """Make the numba cache of a kernel of this package stale whenever any kernel source of the package
+    changes, not only its own file (module docstring). Returns whether it is (now) installed."""
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover - a numba without the module: numba's own stamps
+        return False
+    mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
+    numba_stamp = getattr(mixin, "get_source_stamp", None)
+    if numba_stamp is None:  # pragma: no cover - another numba: numba's own stamps
+        return False
+    if getattr(numba_stamp, "soe_sim_package_stamp", False):
+        return True
+
+    def get_source_stamp(self):
+        py_file = getattr(self, "_py_file", None)
+        if py_file is not None and not getattr(sys, "frozen", False):
+            try:
+                inside = Path(py_file).resolve().is_relative_to(_PACKAGE_DIR)
+            except OSError:  # pragma: no cover - an unreadable path: numba's stamp
+                inside = False
+            if inside:
+                return ("soe_sim kernel sources", kernel_sources_stamp())
+        return numba_stamp(self)
+
+    get_source_stamp.soe_sim_package_stamp = True
+    mixin.get_source_stamp = get_source_stamp
+    return True
+
+
+PACKAGE_CACHE_STAMP = _install_package_cache_stamp()
+"""Whether a change to any kernel source of the package makes every cached kernel of it stale (module
+docstring)."""
 
 
 class InternalDispatcher(CPUDispatcher):

@@ -31,6 +31,7 @@ from soe_sim.engine.game import (
     play_games,
 )
 from soe_sim.engine.game import policies as pnb
+from soe_sim.engine.game.work import policy_set
 from soe_sim.engine.orders import OrderType, legal_orders, legal_rail, new_order_state, order_constants, place_order
 from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import STATUS
@@ -402,7 +403,7 @@ def _saved_pool_spending(ruleset, seeds=range(30)):
         cs = s.cards0.copy()
         ids = np.zeros(2, np.int64)
         params = nb.default_params_nb(ids)
-        pol = pnb.make_policy_set_nb(ids, params, cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+        pol = policy_set(s, ids, params, cs)
         log = new_event_log(4096)
         n = s.game_map.n_areas
         nb.reinforcement_phase_nb(state, s.orders0.copy(), s.game_map.arrays, s.er, s.rr, s.cfg,
@@ -440,7 +441,7 @@ def test_eats_x_card_cubes_go_to_the_front_where_the_card_is_played():
             cnb.shuffle_draw_pile_nb(cs, side, rng)
             cnb.replenish_nb(cs, side, s.kr, rng)
         ids = np.zeros(2, np.int64)
-        pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+        pol = policy_set(s, ids, nb.default_params_nb(ids), cs)
         ew = nb.new_event_work_nb(s.cfg, nbk, na, cs.location.shape[1], z(st0.block_status.dtype, nbk),
                                   z(st0.block_area.dtype, nbk), z(st0.block_sp.dtype, nbk),
                                   z(st0.garrison_side.dtype, na), z(bool, nbk), z(bool, nbk),
@@ -504,7 +505,7 @@ def _reinforce_events(ruleset, seeds=range(40)):
         cs = s.cards0.copy()
         ids = np.zeros(2, np.int64)
         params = nb.default_params_nb(ids)
-        pol = pnb.make_policy_set_nb(ids, params, cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+        pol = policy_set(s, ids, params, cs)
         log = new_event_log(4096)
         n = s.game_map.n_areas
         nb.reinforcement_phase_nb(state, s.orders0.copy(), s.game_map.arrays, s.er, s.rr, s.cfg,
@@ -650,7 +651,7 @@ def _combat_cards(s, state, cs, policy_ids, seed=3, after_draw=True):
     ids = np.array([pnb.POLICY_IDS[p] for p in policy_ids], np.int64)
     params = nb.default_params_nb(ids)
     params[:, pnb.P_CARD_MIN_GAIN] = 0.0  # the card-value rule: these tests are about the sequence, not the stakes
-    pol = pnb.make_policy_set_nb(ids, params, cs, s.cr, s.kr.hand_card_bonus, s.er.max_blocks)
+    pol = policy_set(s, ids, params, cs)
     log = new_event_log(256)
     rng_chance = np.array([seed + 100], np.uint64)
     rng_policy = np.array([seed + 1, seed + 2], np.uint64)

@@ -31,6 +31,7 @@ from soe_sim.engine.game import (
     play_games,
 )
 from soe_sim.engine.game.policies import POLICY_RANDOM, choose_nb, policy_id
+from soe_sim.engine.game.work import policy_set
 
 pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
 
@@ -597,8 +598,7 @@ def test_lithuania_activation_allows_kaunas_cubes():
         for b in np.flatnonzero(st.block_nation == lit):
             st.block_sp[b] = 1  # room to strengthen
         ids = np.zeros(2, np.int64)
-        pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), setup.cards0, setup.cr,
-                                     setup.kr.hand_card_bonus, setup.er.max_blocks)
+        pol = policy_set(setup, ids, nb.default_params_nb(ids))
         active = setup.cfg.nation_active.copy()
         active[lit] = active_lit
         log = new_event_log(4096)
@@ -707,6 +707,24 @@ def _set_area_vp(root, area, vp):
     path.write_text("".join(lines))
 
 
+def test_a_neutral_lithuania_needs_the_reserved_area_kaunas(tmp_path):
+    """docs/data-format.md "Reserved area ids": Kaunas renamed consistently in every file (a valid map
+    and scenarios) would silently play without its rules (closed while Lithuania is neutral, its cubes
+    Soviet only once allied); the set-up refuses it, naming the scenario rule and the reserved id."""
+    import re
+
+    from soe_sim.errors import SoeInputError
+
+    root = _copy_data(tmp_path)
+    for path in list(root.rglob("*.csv")) + list(root.rglob("*.toml")):
+        text = path.read_text()
+        if re.search(r"\bkaunas\b", text):
+            path.write_text(re.sub(r"\bkaunas\b", "kovno", text))
+    with pytest.raises(SoeInputError, match=r"kiev-offensive\.toml: special_rules\[\d+\]: field 'nation': a neutral "
+                       r"Lithuania needs the map area 'kaunas'.*Reserved area ids"):
+        game_setup(str(root / "scenarios" / "kiev-offensive.toml"))
+
+
 def test_a_scenario_in_a_copy_of_the_data_is_played_on_that_copy(tmp_path):
     """A designer's copy of ``data/`` (SoE 1.3: Kiev made a 9-VP city): the set-up of a scenario file
     in it uses the copy's map, roster and decks — the ones ``load_scenario`` validated it against —
@@ -771,8 +789,7 @@ def test_o11_blocks_strengthened_in_secret_are_no_longer_seen():
     orders.seen[SIDE.SOVIET, st.block_side == SIDE.POLISH] = True
     st.cubes[SIDE.POLISH, 0] = (6, 2, 0)
     ids = np.zeros(2, np.int64)
-    pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), setup.cards0, setup.cr,
-                                 setup.kr.hand_card_bonus, setup.er.max_blocks)
+    pol = policy_set(setup, ids, nb.default_params_nb(ids))
     log = new_event_log(4096)
     z = lambda dt: np.zeros((2, na), dt)  # noqa: E731
     nb.reinforcement_phase_nb(st, orders, setup.game_map.arrays, setup.er, setup.rr, setup.cfg,

@@ -128,11 +128,11 @@ def test_feature_buffer_is_a_view_and_an_oversized_decision_aborts_the_game():
 
     from soe_sim.engine.game import AbortReason, game_setup, nb
     from soe_sim.engine.game import policies as pnb
+    from soe_sim.engine.game.work import policy_set
 
     s = game_setup("tutorial")
     ids = np.array([pnb.POLICY_BALANCED, pnb.POLICY_RANDOM], np.int64)
-    pol = pnb.make_policy_set_nb(ids, nb.default_params_nb(ids), s.cards0, s.cr, s.kr.hand_card_bonus,
-                                 s.er.max_blocks)
+    pol = policy_set(s, ids, nb.default_params_nb(ids))
     assert pol.feat_buf.shape == (pnb.FEAT_ROWS, pnb.N_FEAT) and pol.score_buf.shape == (pnb.FEAT_ROWS,)
     small = pol._replace(feat_buf=np.full((3, pnb.N_FEAT), 7.0), score_buf=np.zeros(3))
     ctr = np.zeros(16, np.int64)

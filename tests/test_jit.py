@@ -267,6 +267,45 @@ def test_cold_compile_notice_is_given_once_and_only_without_a_compiled_version(t
     assert not has_compiled_version(third.add_one)
 
 
+def test_every_package_kernel_is_stamped_with_all_kernel_sources(tmp_path):
+    """A kernel of the package is cached under one stamp of all the package's kernel sources, so an edit
+    of any of them (a new policy in policies.py) makes the game loop in game/nb.py stale too; a kernel
+    outside the package keeps numba's stamp of its own file (soe_sim._jit "One cache stamp")."""
+    from numba.core import caching
+
+    from soe_sim._jit import PACKAGE_CACHE_STAMP, kernel_sources_stamp
+    from soe_sim.engine.game import nb as game_nb
+    from soe_sim.engine.game import policies as game_policies
+
+    assert PACKAGE_CACHE_STAMP
+    stamps = set()
+    for kernel in (game_nb.decide_nb, game_policies.choose_option_nb):
+        py_file = inspect.getfile(kernel.py_func)
+        locator = caching.InTreeCacheLocator.from_function(kernel.py_func, py_file)
+        stamps.add(locator.get_source_stamp())
+    assert stamps == {("soe_sim kernel sources", kernel_sources_stamp())}
+    src = tmp_path / "outside_kernel.py"
+    src.write_text("from soe_sim._jit import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x\n")
+    outside = _load(src, "outside_kernel")
+    locator = caching.InTreeCacheLocator.from_function(outside.f.py_func, str(src))
+    assert locator.get_source_stamp() != ("soe_sim kernel sources", kernel_sources_stamp())
+
+
+def test_the_sources_stamp_follows_kernel_files_only(tmp_path):
+    from soe_sim._jit import sources_stamp
+
+    (tmp_path / "engine").mkdir()
+    kernels = tmp_path / "engine" / "nb.py"
+    kernels.write_text("from soe_sim._jit import njit\n")
+    other = tmp_path / "cli.py"
+    other.write_text("print('hello')\n")
+    first = sources_stamp(tmp_path)
+    other.write_text("print('hello, world')\n")  # no kernel in it: the compiled code is the same
+    assert sources_stamp(tmp_path) == first
+    kernels.write_text("from soe_sim._jit import njit  # edited\n")
+    assert sources_stamp(tmp_path) != first
+
+
 def test_the_game_loop_has_a_compiled_version_after_a_game():
     from soe_sim._jit import has_compiled_version
     from soe_sim.engine.game import nb as gnb

@@ -445,6 +445,36 @@ def test_unknown_policy_and_param_errors():
         pol.policy_id(17)
 
 
+def test_wrong_kinds_of_policy_objects_are_named():
+    """A function, a class, parameters that are not a dict and a non-callable ``choose`` each get a
+    message saying what a policy is, not "unknown policy" with the object's text."""
+    with pytest.raises(SoeInputError, match=r"not a policy \(got 'a function'\); a policy is a name"):
+        resolve_policy(lambda d, o, v: 0)
+    with pytest.raises(SoeInputError, match=r"a class, not a policy \(got 'JitPolicy'\); pass an instance"):
+        resolve_policy(JitPolicy)
+    with pytest.raises(SoeInputError, match=r"params must be a dict .*\('balanced', \{'attack_threshold'"):
+        resolve_policy(("balanced", 0.5))
+
+    class NotCallable:
+        choose = 3
+
+    with pytest.raises(SoeInputError, match=r"not a policy \(got 'NotCallable'\)"):
+        play_game("tutorial", 1, polish=NotCallable())
+
+
+@pytest.mark.parametrize("answer", [1.7, "0", None, True])
+def test_python_policy_answers_must_be_integers(answer):
+    """The rule of StepGame.apply for a Python policy's answer in play_game: an integer index, so a float
+    is not truncated, nor a string parsed, and None is named with the policy and the decision."""
+
+    class Answers:
+        def choose(self, decision, options, view):
+            return answer
+
+    with pytest.raises(ValueError, match=rf"Answers.choose returned {answer!r:.4} .* expected an integer 0\.\."):
+        play_game("tutorial", 1, soviet=Answers())
+
+
 def test_registry_and_parameter_table():
     assert set(POLICY_IDS) == {"random", "aggressive", "defensive", "balanced"}
     assert pol.DEFAULT_PARAMS.shape == (len(POLICY_IDS), len(PARAMS))

@@ -220,3 +220,32 @@ def test_leader_options_are_described_in_words():
     assert any(d.startswith("pl-sikorski: recon ") and d.endswith(" at once") for d in seen)
     assert any(d.startswith("pl-pilsudski: ") for d in seen)
     assert any(d.startswith("pl-haller: free defend in ") for d in seen)
+
+
+def test_descriptions_name_the_front_the_phase_and_count_in_words():
+    """Two-front scenarios ask for a card and for who goes first once per front (SoE 10.0, 10.1): the
+    options say which front; the Reinforcement Phase (SoE 8.0) is named, not shown as its phase number; one
+    order, cube or block is not plural; order types are spelled as in the playtest report."""
+    import re
+
+    from soe_sim.engine.game.step import StepDecision
+    from soe_sim.engine.state import PHASE_REINFORCEMENT
+
+    fronts, phases, texts = [], set(), []
+    with StepGame(SCEN, 3) as g:
+        for _ in range(600):
+            if g.is_terminal:
+                break
+            desc = g.legal_options["description"].tolist()
+            texts += desc
+            phases.add(str(g.decision).split(": ")[0].split(" ", 3)[-1])
+            if g.decision.kind == Decision.CARD_PLAY and len(fronts) < 2:
+                fronts.append(desc[0])
+            g.apply(0)
+    assert fronts == ["pass (play no card) (north front)", "pass (play no card) (south front)"]
+    assert phases >= {"phase 1", "phase 2"}
+    pending = StepDecision(Decision.GARRISON, "garrison", "polish", 0, 1, PHASE_REINFORCEMENT, 2, 40)
+    assert str(pending) == "#40 round 1 reinforcement phase: polish garrison (2 options)"
+    assert not [s for s in texts if re.search(r"\b1 (orders|cubes|reinforcement cubes|blocks)\b", s)]
+    assert any(re.match(r"(Move To|Recon|Defend|Forced March To|Move Out) \S", s) for s in texts)
+    assert not any(slug in s for s in texts for slug in ("move_to", "move_out", "forced_march", "rail_transport"))

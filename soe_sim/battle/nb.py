@@ -121,15 +121,19 @@ def prepare_battle_nb(
     out : ndarray, shape (N_PREP,), int64
         Filled in place.
     """
-    att_e = att_effect.copy()
-    def_e = def_effect.copy()
-    # A card that cancels the enemy battle card voids it; two such cards void each other.
-    att_cancels = att_e[E_CANCEL_ENEMY_BATTLE_CARD] > 0
-    def_cancels = def_e[E_CANCEL_ENEMY_BATTLE_CARD] > 0
-    if att_cancels:
-        def_e[:] = 0
-    if def_cancels:
-        att_e[:] = 0
+    # A card that cancels the enemy battle card voids it; two such cards void each other. The effects
+    # in play are read into scalars (no copy of the arrays: callers compiled without reference counting
+    # inline this function, and it allocates nothing).
+    att_on = not (def_effect[E_CANCEL_ENEMY_BATTLE_CARD] > 0)
+    def_on = not (att_effect[E_CANCEL_ENEMY_BATTLE_CARD] > 0)
+    att_card_cv = att_effect[E_COMBAT_VALUE] if att_on else 0
+    att_cancels_fortification = att_effect[E_CANCEL_FORTIFICATION] if att_on else 0
+    att_enemy_extra_loss = att_effect[E_ENEMY_EXTRA_LOSS] if att_on else 0
+    att_own_loss_reduction = att_effect[E_OWN_LOSS_REDUCTION] if att_on else 0
+    def_card_cv = def_effect[E_COMBAT_VALUE] if def_on else 0
+    def_negate_flank = def_effect[E_NEGATE_FLANK] if def_on else 0
+    def_enemy_extra_loss = def_effect[E_ENEMY_EXTRA_LOSS] if def_on else 0
+    def_own_loss_reduction = def_effect[E_OWN_LOSS_REDUCTION] if def_on else 0
 
     out[:] = 0
     out[P_INIT_HOLDER] = init_holder
@@ -155,7 +159,7 @@ def prepare_battle_nb(
                 break
         if new_direction:
             n_directions += 1
-    out[P_ATT_BASE_CV] = att_cv + att_e[E_COMBAT_VALUE]
+    out[P_ATT_BASE_CV] = att_cv + att_card_cv
     out[P_ATT_SP] = att_total
     out[P_ATT_N] = att_sp.shape[0]
 
@@ -198,12 +202,12 @@ def prepare_battle_nb(
         out[P_DEF_N] = def_sp.shape[0]
 
     # SoE 1.2: the fortification counts only when ALL attacks come from fortified directions.
-    fortification = fortified and att_e[E_CANCEL_FORTIFICATION] == 0
+    fortification = fortified and att_cancels_fortification == 0
     defend_on = defend
     # SoE 7.34: flank attacks = directions beyond the primary; fortification, Defend, each
     # direction of supporting blocks and battle cards each negate one.
     flank_attacks = max(n_directions - 1, 0)
-    negated = support_directions * rules.support_negates_flank_per_direction + def_e[E_NEGATE_FLANK]
+    negated = support_directions * rules.support_negates_flank_per_direction + def_negate_flank
     if fortification:
         negated += rules.fortification_negates_flank
     if defend_on:
@@ -211,21 +215,21 @@ def prepare_battle_nb(
     penalized = max(flank_attacks - negated, 0)
     out[P_FLANK_ATTACKS] = flank_attacks
     out[P_FLANK_PENALIZED] = penalized
-    out[P_DEF_BASE_CV] = def_cv + def_e[E_COMBAT_VALUE] - penalized * rules.flank_penalty
+    out[P_DEF_BASE_CV] = def_cv + def_card_cv - penalized * rules.flank_penalty
 
     # SoE 7.41.4: the defender loses one less in a fortification and with a Defend order.
-    reduction = def_e[E_OWN_LOSS_REDUCTION]
+    reduction = def_own_loss_reduction
     if fortification:
         reduction += rules.fortification_loss_reduction
     if defend_on:
         reduction += rules.defend_loss_reduction
     out[P_DEF_LOSS_REDUCTION] = reduction
-    extra = att_e[E_ENEMY_EXTRA_LOSS]
+    extra = att_enemy_extra_loss
     if withdraw == WITHDRAW_BLOCKED:
         extra += rules.withdraw_blocked_extra_loss
     out[P_DEF_EXTRA_LOSS] = extra
-    out[P_ATT_LOSS_REDUCTION] = att_e[E_OWN_LOSS_REDUCTION]
-    out[P_ATT_EXTRA_LOSS] = def_e[E_ENEMY_EXTRA_LOSS]
+    out[P_ATT_LOSS_REDUCTION] = att_own_loss_reduction
+    out[P_ATT_EXTRA_LOSS] = def_enemy_extra_loss
 
 
 @njit(cache=True, inline="always")

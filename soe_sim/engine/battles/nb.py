@@ -264,12 +264,18 @@ def force_arrays_nb(state, idx, n, block_half):
     sp = np.empty(n, dtype=np.int64)
     half = np.empty(n, dtype=np.bool_)
     arm = np.empty(n, dtype=np.int64)
+    force_arrays_into_nb(state, idx, n, block_half, sp, half, arm)
+    return sp, half, arm
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def force_arrays_into_nb(state, idx, n, block_half, out_sp, out_half, out_arm):
+    """:func:`force_arrays_nb` into the caller's arrays (their first ``n`` entries)."""
     for k in range(n):
         b = idx[k]
-        sp[k] = state.block_sp[b]
-        half[k] = block_half[b]
-        arm[k] = state.block_arm[b]
-    return sp, half, arm
+        out_sp[k] = state.block_sp[b]
+        out_half[k] = block_half[b]
+        out_arm[k] = state.block_arm[b]
 
 
 @njit(cache=True, _nrt=False, internal=True)

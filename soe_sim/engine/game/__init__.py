@@ -159,6 +159,7 @@ def game_config(scenario, game_map, state, rules, *, max_steps: int = DEFAULT_MA
     ai = game_map.area_index
     n_areas = game_map.n_areas
     nbk = state.n_blocks
+    _check_reserved_areas(scenario, game_map)
     vic = scenario.victory or {}
     imm = list(vic.get("immediate") or []) + ruleset_immediate_victory(rules, scenario, game_map)
     imm_kind = np.array([nb.IMMEDIATE_CAPTURE_AREA if i["kind"] == "capture_area" else nb.IMMEDIATE_VP_AT_LEAST
@@ -257,6 +258,27 @@ def ruleset_immediate_victory(rules, scenario, game_map) -> list[dict]:
         if ("capture_area", side, area, 0) not in own:
             out.append({"kind": "capture_area", "side": side, "area": area})
     return out
+
+
+RESERVED_AREAS = {"kaunas": "Lithuania's capital: closed while Lithuania is neutral (SoE 10.2 scenario rule, "
+                             "docs/rules.md G15), its cubes only for the Soviets once allied (SoE 8.5, RF12)",
+                  "klintsy": "Klintsy of SoE 10.2 Player Rivalry (docs/rules.md RF12)"}
+"""The map area ids the engine gives a rule of their own (docs/data-format.md "Reserved area ids")."""
+
+
+def _check_reserved_areas(scenario, game_map) -> None:
+    """A scenario that keeps Lithuania neutral (a ``neutral_nation`` rule for ``lithuanian``) needs the
+    map area ``kaunas``: the engine finds Lithuania's capital by that id, so a map that renamed it would
+    silently play without the capital's rules."""
+    for i, r in enumerate(scenario.special_rules):
+        if (r.get("kind") == "neutral_nation" and str(r.get("nation", "")).strip().lower() == "lithuanian"
+                and "kaunas" not in game_map.area_index):
+            where = str(getattr(scenario, "path", "") or scenario.id)
+            raise SoeInputError(Problem(
+                where, f"special_rules[{i}]", "nation", "lithuanian",
+                "a neutral Lithuania needs the map area 'kaunas' (the engine finds Lithuania's capital by that "
+                "id: docs/data-format.md 'Reserved area ids')",
+                "name Lithuania's capital `kaunas` in map/areas.csv and in the files that refer to it"))
 
 
 def ruleset_problems(rules, game_map, decks: dict | None = None) -> list:
@@ -658,17 +680,30 @@ def resolve_policy(spec) -> Policy | object:
     if isinstance(spec, Policy):
         spec.row()
         return spec
+    if isinstance(spec, type):
+        hint = "pass an instance, e.g. JitPolicy()" if hasattr(spec, "choose") else _POLICY_FORMS
+        raise SoeInputError(Problem("policy", "", "", spec.__name__, "a class, not a policy", hint))
     if hasattr(spec, "choose") and callable(spec.choose):
         return spec
-    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[1], dict):
+    if isinstance(spec, tuple) and len(spec) == 2:
+        if not isinstance(spec[1], dict):
+            raise SoeInputError(Problem("policy", "", "", spec, "(name, params): params must be a dict of "
+                                        "parameter values", f"e.g. ({spec[0]!r}, {{'attack_threshold': 0.7}})"))
         pol = Policy(str(spec[0]).strip().lower(), dict(spec[1]))
     elif isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
         pid = policy_id(spec)
         pol = Policy(next(k for k, v in POLICY_IDS.items() if v == pid))
+    elif isinstance(spec, str):
+        pol = Policy(spec.strip().lower())
     else:
-        pol = Policy(str(spec).strip().lower())
+        what = "a function" if callable(spec) else type(spec).__name__
+        raise SoeInputError(Problem("policy", "", "", what, "not a policy", _POLICY_FORMS))
     pol.row()  # validates the name and the parameters
     return pol
+
+
+_POLICY_FORMS = ("a policy is a name (" + ", ".join(POLICY_IDS) + "), (name, {param: value}), a Policy, or an "
+                 "object with a method choose(decision, options, view) -> int (docs/policies.md)")
 
 
 def policy_arrays(polish="random", soviet="random"):
@@ -759,10 +794,11 @@ def _python_adapter(obj, setup, state, cards, orders, omniscient):
         names = FEATURES.get(kind, ())
         options = pd.DataFrame(np.array(feat[:n, :len(names)], copy=True), columns=list(names))
         k = obj.choose(decision, options, StateView(setup, state, cards, orders, side, rng, omniscient))
-        k = int(k)
-        if not 0 <= k < n:
-            raise ValueError(f"{type(obj).__name__}.choose returned {k} for {decision.name} with {n} options")
-        return k
+        # the rule of StepGame.apply: an integer (not a bool, not a float or a string that looks like one)
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or not 0 <= k < n:
+            raise ValueError(f"{type(obj).__name__}.choose returned {k!r} for {decision.name} with {n} options: "
+                             f"expected an integer 0..{n - 1}")
+        return int(k)
     return choose
 
 

@@ -32,7 +32,8 @@ import numpy as np
 from soe_sim._jit import njit
 from soe_sim.battle import nb as bnb
 from soe_sim.data.enums import ARM, EVENT_KIND
-from soe_sim.engine.battles.nb import battle_inputs_nb, defender_side_nb, force_arrays_nb
+from soe_sim.engine.battles import nb as engine_battles_nb
+from soe_sim.engine.battles.nb import battle_inputs_nb, defender_side_nb
 from soe_sim.engine.cards.nb import (
     DISCARD,
     DRAW_PILE,
@@ -291,6 +292,17 @@ class PolicySet(NamedTuple):
     (FEAT_ROWS, N_FEAT): storage of the decisions' feature matrices (``game.nb.feat_buffer_nb``; a
     matrix lives from its decision's features to its choice) · ``score_buf`` float64 (FEAT_ROWS,):
     the scripted scores of a decision (``game.nb.decide_nb``; no allocation per decision).
+
+    The rest is scratch of the feature fillers, so that a decision allocates nothing (each filler uses
+    it only until it returns, and none calls another that uses the same part): ``known`` float64
+    (N_KNOWN, n_areas), what a side knows per area (:func:`known_areas_nb`) · ``bt_half`` bool
+    (n_blocks,), ``bt_idx`` int64 (3, n_blocks) (attacking blocks, defending blocks, attack
+    directions), ``bt_force`` int64 (4, n_blocks) (attackers' SP and arm, defenders' SP and arm),
+    ``bt_fhalf`` bool (2, n_blocks) (attackers', defenders' half strength), ``bt_eff`` int64 (2,
+    N_EFFECT), ``bt_prep`` int64 (N_PREP,) and ``bt_res`` int64 (N_OUT,): a battle as a side knows it
+    (:func:`_known_battle_prep_nb`, :func:`_attack_win_prob_compute_nb`) · ``bt_odds`` float64 (2,
+    k): win chance and net SP per combat modifier (:func:`_combat_value_odds_nb`; ``k`` covers every
+    modifier the game's cards can give, :func:`odds_slots_nb`).
     """
 
     ids: np.ndarray
@@ -305,6 +317,15 @@ class PolicySet(NamedTuple):
     wp_val: np.ndarray
     feat_buf: np.ndarray
     score_buf: np.ndarray
+    known: np.ndarray
+    bt_half: np.ndarray
+    bt_idx: np.ndarray
+    bt_force: np.ndarray
+    bt_fhalf: np.ndarray
+    bt_eff: np.ndarray
+    bt_prep: np.ndarray
+    bt_res: np.ndarray
+    bt_odds: np.ndarray
 
 
 FEAT_ROWS = 4096  # rows of PolicySet.feat_buf (a decision with more options aborts the game: game.nb.feat_buffer_nb)
@@ -312,9 +333,25 @@ WP_SLOTS = 65536  # entries of the attack_win_prob_nb memo (open addressing, a p
 WP_PROBES = 16  # slots tried before a value is computed without being remembered
 
 
+@njit(cache=True, _nrt=False, internal=True)
+def odds_slots_nb(cs, hand_bonus):
+    """Entries of ``PolicySet.bt_odds``'s rows: one per combat modifier from the lowest any card of
+    either side gives (0 at most) to the highest a hand card gives (+ ``hand_bonus``), and one more
+    (:func:`fill_combat_card_odds_nb` reaches one past a row's modifier)."""
+    lo = 0
+    hi = 0
+    for s in range(2):
+        for c in range(cs.location.shape[1]):
+            v = np.int64(cs.combat_modifier[s, c])
+            lo = min(lo, v)
+            hi = max(hi, v + hand_bonus)
+    return hi - lo + 2
+
+
 @njit(cache=True, _nrt=True)
-def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
-    """The :class:`PolicySet` of a game (deck distributions from ``cs``; removed cards excluded)."""
+def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks, n_areas, n_blocks):
+    """The :class:`PolicySet` of a game (deck distributions from ``cs``; removed cards excluded) on a map
+    of ``n_areas`` areas with ``n_blocks`` blocks (the sizes of its scratch)."""
     deck_val = np.zeros((2, 16), dtype=np.int64)
     deck_prob = np.zeros((2, 16), dtype=np.float64)
     deck_n = np.zeros(2, dtype=np.int64)
@@ -343,7 +380,12 @@ def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks):
                 deck_prob[s, q] /= tot
     return PolicySet(ids, params, deck_val, deck_prob, deck_n, hand_bonus, max_blocks, cr,
                      np.zeros(WP_SLOTS, dtype=np.int64), np.zeros(WP_SLOTS, dtype=np.float64),
-                     np.empty((FEAT_ROWS, N_FEAT), dtype=np.float64), np.empty(FEAT_ROWS, dtype=np.float64))
+                     np.empty((FEAT_ROWS, N_FEAT), dtype=np.float64), np.empty(FEAT_ROWS, dtype=np.float64),
+                     np.zeros((N_KNOWN, n_areas), dtype=np.float64), np.zeros(n_blocks, dtype=np.bool_),
+                     np.zeros((3, n_blocks), dtype=np.int64), np.zeros((4, n_blocks), dtype=np.int64),
+                     np.zeros((2, n_blocks), dtype=np.bool_), np.zeros((2, bnb.N_EFFECT), dtype=np.int64),
+                     np.zeros(bnb.N_PREP, dtype=np.int64), np.zeros(bnb.N_OUT, dtype=np.int64),
+                     np.zeros((2, odds_slots_nb(cs, hand_bonus)), dtype=np.float64))
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -482,30 +524,39 @@ def _win_prob_nb(pol, wp_key, wp_val, adj_indptr, adj_indices, adj_fortified, ar
     return p
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, fortified, holder, level, defend):
-    """:func:`attack_win_prob_nb` from its reduced inputs (no memo)."""
+    """:func:`attack_win_prob_nb` from its reduced inputs (no memo; its arrays are the ``bt_*`` scratch
+    of ``pol``)."""
     defender = 1 - side
-    a_sp = np.empty(1, dtype=np.int64)
+    n_d = min(n_d, pol.bt_force.shape[1])  # a known enemy count: never more than the blocks
+    force = pol.bt_force
+    fhalf = pol.bt_fhalf
+    a_sp = force[0, :1]
     a_sp[0] = a_sp0
-    a_half = np.empty(1, dtype=np.bool_)
+    a_half = fhalf[0, :1]
     a_half[0] = att_half
-    a_arm = np.zeros(1, dtype=np.int64)
-    a_dir = np.zeros(1, dtype=np.int64)
-    d_sp = np.empty(n_d, dtype=np.int64)
-    d_half = np.zeros(n_d, dtype=np.bool_)
-    d_arm = np.zeros(n_d, dtype=np.int64)
+    a_arm = force[1, :1]
+    a_arm[0] = 0
+    a_dir = pol.bt_idx[2, :1]
+    a_dir[0] = 0
+    d_sp = force[2, :n_d]
+    d_half = fhalf[1, :n_d]
+    d_arm = force[3, :n_d]
     rem = sp0 - (1 if garrison else 0)
     for k in range(n_d):
         share = rem // (n_d - k) if n_d - k > 0 else 0
         share = max(share, 1)
         d_sp[k] = share
         rem -= share
-    eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
-    prep = np.empty(bnb.N_PREP, dtype=np.int64)
+        d_half[k] = False
+        d_arm[k] = 0
+    eff = pol.bt_eff[0]
+    eff[:] = 0
+    prep = pol.bt_prep
     bnb.prepare_battle_nb(a_sp, a_half, a_arm, a_dir, d_sp, d_half, d_arm, 0, garrison, defend, fortified,
                           bnb.WITHDRAW_NONE, eff, eff, holder, level, pol.cr, prep)
-    res = np.empty(bnb.N_OUT, dtype=np.int64)
+    res = pol.bt_res
     p = 0.0
     for i in range(pol.deck_n[side]):
         for j in range(pol.deck_n[defender]):
@@ -1105,16 +1156,17 @@ def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_bloc
                                       d, att, forced, en_sp[d], int(en_n[d]), via)  # attack_win_prob_nb
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_battle_features_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, combat, feat):
     """BATTLE_CARD (``combat`` False) and COMBAT_CARD rows; row 0 = no battle card / blind draw."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
+    known = pol.known  # PolicySet scratch: no allocation per decision
+    own_n = known[K_OWN_N]
+    own_sp = known[K_OWN_SP]
+    en_n = known[K_EN_N]
+    en_sp = known[K_EN_SP]
+    unseen = known[K_UNSEEN]
     known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
     hs = 0
     tot = 0.0
@@ -1173,7 +1225,7 @@ def fill_drawn_card_features_nb(drawn, drawn_mod, n, feat):
     feat[0, 1] = drawn_mod
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, own_card, prep):
     """The prepared battle (:func:`soe_sim.battle.nb.prepare_battle_nb`) in ``area`` as ``side`` knows it
     when it chooses its battle or combat card: the blocks, their directions and supporting directions, the
@@ -1182,26 +1234,33 @@ def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, own_c
     ``unknown_sp`` for each enemy block ``side`` has not seen (SoE 7.41.3: blocks are revealed only
     after the cards; the ``omniscient`` switch shows them), ``side``'s own battle card ``own_card`` (a card
     id, :data:`NO_CARD` for none; the enemy's lies face down) and no Withdraw."""
-    nbk = state.block_side.shape[0]
     defender = 1 - side if attacker else side
     att_side = 1 - defender
-    half = np.empty(nbk, dtype=np.bool_)
+    half = pol.bt_half  # the arrays are PolicySet scratch: no allocation per decision
     onb.block_half_nb(orders, half)
-    att_idx = np.empty(nbk, dtype=np.int64)
-    def_idx = np.empty(nbk, dtype=np.int64)
-    att_dir = np.empty(nbk, dtype=np.int64)
+    att_idx = pol.bt_idx[0]
+    def_idx = pol.bt_idx[1]
+    att_dir = pol.bt_idx[2]
     n_att, n_def, n_support, fortified = battle_inputs_nb(state, m, area, defender, half, att_idx, def_idx, att_dir)
     omni = pol.params[side, P_OMNISCIENT] > 0.5
     usp = max(1, int(pol.params[side, P_UNKNOWN_SP] + 0.5))
-    att_sp, att_half, att_arm = force_arrays_nb(state, att_idx, n_att, half)
-    def_sp, def_half, def_arm = force_arrays_nb(state, def_idx, n_def, half)
+    att_sp = pol.bt_force[0, :n_att]
+    att_arm = pol.bt_force[1, :n_att]
+    att_half = pol.bt_fhalf[0, :n_att]
+    def_sp = pol.bt_force[2, :n_def]
+    def_arm = pol.bt_force[3, :n_def]
+    def_half = pol.bt_fhalf[1, :n_def]
+    engine_battles_nb.force_arrays_into_nb(state, att_idx, n_att, half, att_sp, att_half, att_arm)
+    engine_battles_nb.force_arrays_into_nb(state, def_idx, n_def, half, def_sp, def_half, def_arm)
     if not omni:  # the enemy's blocks ``side`` has not seen count ``unknown_sp``
         enemy_idx, enemy_sp, n_enemy = (def_idx, def_sp, n_def) if attacker else (att_idx, att_sp, n_att)
         for k in range(n_enemy):
             if not orders.seen[side, enemy_idx[k]]:
                 enemy_sp[k] = usp
-    att_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
-    def_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
+    att_eff = pol.bt_eff[0]
+    def_eff = pol.bt_eff[1]
+    att_eff[:] = 0
+    def_eff[:] = 0
     own_eff = att_eff if attacker else def_eff
     if own_card > 0:  # SoE 7.41.1
         for e in range(bnb.N_EFFECT):
@@ -1216,14 +1275,14 @@ def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, own_c
                           state.initiative_level[front], pol.cr, prep)
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def _combat_value_odds_nb(pol, prep, side, attacker, lo, p_out, net_out):
     """For each combat modifier ``lo + k`` of ``side`` (``k < p_out.shape[0]``) in the prepared battle
     ``prep``: ``side``'s exact chance to win (``p_out[k]``) and the expected SP the enemy loses minus
     those ``side`` loses (``net_out[k]``) against the enemy's blind draw from its deck distribution
     (SoE 7.41; ties are the defender's, R9)."""
     enemy = 1 - side
-    res = np.empty(bnb.N_OUT, dtype=np.int64)
+    res = pol.bt_res
     for k in range(p_out.shape[0]):
         mod = lo + k
         p = 0.0
@@ -1285,9 +1344,15 @@ def fill_battle_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, ca
     7.41.1) and its combat card drawn blind from its own pile, against the enemy's blind draw, in the
     battle as ``side`` knows it (:func:`_known_battle_prep_nb`; the enemy's battle card is not known)."""
     lo, hi = _modifier_range_nb(cs, pol, side)
-    p_mod = np.empty(hi - lo + 1, dtype=np.float64)
-    net_mod = np.empty(hi - lo + 1, dtype=np.float64)
-    prep = np.empty(bnb.N_PREP, dtype=np.int64)
+    # PolicySet scratch (odds_slots_nb covers every modifier the cards give); a game whose cards changed
+    # their modifiers beyond it would get fresh arrays instead
+    if hi - lo + 1 <= pol.bt_odds.shape[1]:
+        p_mod = pol.bt_odds[0, :hi - lo + 1]
+        net_mod = pol.bt_odds[1, :hi - lo + 1]
+    else:
+        p_mod = np.empty(hi - lo + 1, dtype=np.float64)
+        net_mod = np.empty(hi - lo + 1, dtype=np.float64)
+    prep = pol.bt_prep
     for i in range(n):
         _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, max(cards[i], 0), prep)
         _combat_value_odds_nb(pol, prep, side, attacker, lo, p_mod, net_mod)
@@ -1316,15 +1381,19 @@ def fill_combat_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, n,
     for c in range(cs.location.shape[1]):
         if cs.location[side, c] == IN_PLAY and c + 1 != drawn_card:  # the own battle card on the table
             own_card = c + 1
-    prep = np.empty(bnb.N_PREP, dtype=np.int64)
+    prep = pol.bt_prep
     _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, own_card, prep)
     lo, hi = _modifier_range_nb(cs, pol, side)
     for i in range(n):
         v = int(np.floor(feat[i, 1]))
         lo = min(lo, v)
         hi = max(hi, v + 1)
-    p_mod = np.empty(hi - lo + 1, dtype=np.float64)
-    net_mod = np.empty(hi - lo + 1, dtype=np.float64)
+    if hi - lo + 1 <= pol.bt_odds.shape[1]:  # PolicySet scratch, as in fill_battle_card_odds_nb
+        p_mod = pol.bt_odds[0, :hi - lo + 1]
+        net_mod = pol.bt_odds[1, :hi - lo + 1]
+    else:
+        p_mod = np.empty(hi - lo + 1, dtype=np.float64)
+        net_mod = np.empty(hi - lo + 1, dtype=np.float64)
     _combat_value_odds_nb(pol, prep, side, attacker, lo, p_mod, net_mod)
     if after_draw:
         p0 = p_mod[int(feat[0, 12]) - lo]
@@ -1399,7 +1468,7 @@ def fill_combine_pair_features_nb(state, comb_d, comb_b, n, feat):
         feat[t, 6] = min(state.block_sp[b], state.block_max_sp[d] - state.block_sp[d])
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b, build_a, n_builds, front_line, n,
                                     feat):
     """REINFORCE features: row 0 = pass, then one row per strengthenable block of ``smask``, then
@@ -1407,11 +1476,12 @@ def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b,
     ``n_builds`` pairs)."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
+    known = pol.known  # PolicySet scratch: no allocation per decision
+    own_n = known[K_OWN_N]
+    own_sp = known[K_OWN_SP]
+    en_n = known[K_EN_N]
+    en_sp = known[K_EN_SP]
+    unseen = known[K_UNSEEN]
     known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
     t = 1
     nbk = smask.shape[0]
@@ -1528,18 +1598,19 @@ def fill_reaction_features_nb(state, cs, orders, pol, table, side, ctx, rcards, 
         feat[i, 11] = cs.combat_modifier[side, c - 1]
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_event_target_features_nb(state, orders, m, pol, table, side, card, ctx, targets, n, feat):
     """EVENT_TARGET rows (``events.nb.legal_event_targets_nb``): an area (Desertions, ``reinforce``:
     ``friendly`` = 1 for a placement) or an enemy block (``block_sp`` as known, ``loss`` the SP it
     would lose, ``destroys``)."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
+    known = pol.known  # PolicySet scratch: no allocation per decision
+    own_n = known[K_OWN_N]
+    own_sp = known[K_OWN_SP]
+    en_n = known[K_EN_N]
+    en_sp = known[K_EN_SP]
+    unseen = known[K_UNSEEN]
     known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
     c = card - 1
     tk = table.target_kind[side, c]
@@ -1659,18 +1730,19 @@ def _leader_cols_nb(state, orders, leaders, side, r_leader, r_type, r_area, r_bl
 # --- battle order, advance, withdrawal loss, order of execution (SoE 7.4, 7.43, 7.2, 7.3) ---------
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_battle_order_features_nb(state, orders, m, pol, side, areas, sizes, n, feat):
     """BATTLE_ORDER rows: the equal-size battles ``areas[:n]`` the initiative holder ``side`` may
     fight next (SoE 7.4). ``p_win``: ``side``'s exact chance to win the battle with blind draws, from
     the strengths it knows (an own garrison counts 1 SP)."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
+    known = pol.known  # PolicySet scratch: no allocation per decision
+    own_n = known[K_OWN_N]
+    own_sp = known[K_OWN_SP]
+    en_n = known[K_EN_N]
+    en_sp = known[K_EN_SP]
+    unseen = known[K_UNSEEN]
     known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
     for i in range(n):
         a = areas[i]
@@ -1692,7 +1764,7 @@ def fill_battle_order_features_nb(state, orders, m, pol, side, areas, sizes, n, 
                                                   int(own_n[a]), -1)
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_advance_features_nb(state, orders, m, pol, side, area, blocks, n, feat):
     """ADVANCE rows (SoE 7.43): row 0 = stop (every remaining block stays in ``area``), row ``i`` =
     send ``blocks[i - 1]`` back to the area it came from (``back``). ``staying`` = own blocks in the
@@ -1700,11 +1772,12 @@ def fill_advance_features_nb(state, orders, m, pol, side, area, blocks, n, feat)
     arrivals back, SoE 7.33); threats are the known enemy SP next to the area."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    own_n = np.zeros(na, dtype=np.float64)
-    own_sp = np.zeros(na, dtype=np.float64)
-    en_n = np.zeros(na, dtype=np.float64)
-    en_sp = np.zeros(na, dtype=np.float64)
-    unseen = np.zeros(na, dtype=np.float64)
+    known = pol.known  # PolicySet scratch: no allocation per decision
+    own_n = known[K_OWN_N]
+    own_sp = known[K_OWN_SP]
+    en_n = known[K_EN_N]
+    en_sp = known[K_EN_SP]
+    unseen = known[K_UNSEEN]
     known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
     stay = own_n[area]
     over = max(0.0, stay - pol.max_blocks) if not m.eastern_link[area] else 0.0
@@ -2056,4 +2129,6 @@ def choose_option_nb(policy_id, params, kind, feat, n, rng, side):
         scores = np.empty(n, dtype=np.float64)
         score_options_nb(params, kind, feat, n, scores)
         return argmax_tie_nb(scores, n, rng)
-    return random_policy_nb(kind, n, rng)
+    # a policy id with no branch above (names are checked against POLICY_IDS before a game starts): never
+    # play some other policy in its place
+    raise ValueError("choose_option_nb: a policy id without a branch (docs/policies.md 'A numba policy')")

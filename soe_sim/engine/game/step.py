@@ -66,8 +66,31 @@ class StepDecision(NamedTuple):
     index: int
 
     def __str__(self) -> str:
-        return (f"#{self.index} round {self.round} phase {self.phase}: {self.side} {self.name} "
-                f"({self.n_options} options)")
+        return (f"#{self.index} round {self.round} {phase_label(self.phase)}: {self.side} {self.name} "
+                f"({_count(self.n_options, 'option')})")
+
+
+def phase_label(phase: int) -> str:
+    """``"phase 3"`` for an operation phase, ``"reinforcement phase"`` for the Reinforcement Phase (SoE 8.0;
+    the engine's phase number ``PHASE_REINFORCEMENT``)."""
+    from soe_sim.engine.state import PHASE_REINFORCEMENT
+
+    return "reinforcement phase" if int(phase) == PHASE_REINFORCEMENT else f"phase {int(phase)}"
+
+
+def _count(k: int, noun: str) -> str:
+    """``"1 order"``, ``"3 orders"``."""
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
+
+
+def _order_label(t: int) -> str:
+    """``"Forced March To"`` for an order type code (SoE 7.2; the playtest report's spelling)."""
+    from soe_sim.engine.orders import OrderType
+
+    try:
+        return OrderType(int(t)).name.replace("_", " ").title()
+    except ValueError:
+        return f"order {int(t)}"
 
 
 class StepView(NamedTuple):
@@ -202,11 +225,20 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
     from soe_sim.engine.cards.nb import USE_CUBES, USE_EVENT, USE_ORDERS
     from soe_sim.engine.events.nb import TK_BLOCK
     from soe_sim.engine.game import Decision
-    from soe_sim.engine.orders import OrderType
 
     d = Decision(int(decision))
     blocks, areas = setup.block_ids, setup.area_ids
     names = _card_names(side)
+    # card play and who goes first are asked once per front when the scenario has two (SoE 10.0, 10.1)
+    two_fronts = int(getattr(getattr(setup, "cfg", None), "card_fronts", 1)) > 1
+
+    def on_front(r):
+        f = r.get("front")
+        if not two_fronts or f is None:
+            return ""
+        from soe_sim.data.enums import Front
+
+        return f" ({Front(int(f)).slug} front)"
 
     def card(c):
         c = int(c)
@@ -217,31 +249,29 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
     for _, r in options.iterrows():
         g = r.get
         if d == Decision.DISCARD:
-            s = f"discard {card(g('card'))} ({int(g('orders'))} orders, {int(g('cubes'))} cubes, " \
-                f"combat {int(g('combat_mod')):+d})"
+            s = f"discard {card(g('card'))} ({_count(int(g('orders')), 'order')}, " \
+                f"{_count(int(g('cubes')), 'cube')}, combat {int(g('combat_mod')):+d})"
         elif d == Decision.CARD_PLAY:
             c, use = int(g("card")), int(g("use"))
             if c <= 0 or use not in (USE_ORDERS, USE_CUBES, USE_EVENT):
                 s = "pass (play no card)"
             elif use == USE_ORDERS:
-                s = f"play {card(c)} for {int(g('orders'))} orders"
+                s = f"play {card(c)} for {_count(int(g('orders')), 'order')}"
             elif use == USE_EVENT:
                 s = f"play {card(c)} for its event (value {float(g('event_value')):.1f})"
             else:
-                s = f"play {card(c)} for {int(g('cubes'))} reinforcement cubes"
+                s = f"play {card(c)} for {_count(int(g('cubes')), 'reinforcement cube')}"
+            s += on_front(r)
         elif d in (Decision.FIRST_PLAYER, Decision.EXEC_FIRST):
             what = "place orders" if d == Decision.FIRST_PLAYER else "execute"
             s = f"{what} first" if int(g("opponent_first")) == 0 else f"let the opponent {what} first"
+            s += on_front(r)
         elif d == Decision.ORDER:
             t, a = int(g("type")), int(g("area"))
             if t < 0 or a < 0:
                 s = "pass (place no more orders)"
             else:
-                try:
-                    tname = OrderType(t).slug
-                except ValueError:
-                    tname = f"order {t}"
-                s = f"{tname} in {_ids(areas, a)}"
+                s = f"{_order_label(t)} {_ids(areas, a)}"
         elif d in (Decision.MOVE, Decision.RAIL):
             if float(g("stop")) > 0:
                 s = "stop"
@@ -311,7 +341,7 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
                 s = f"react with {card(g('card'))} (event value {float(g('event_value')):.1f})"
         elif d == Decision.BATTLE_ORDER:
             who = "attack" if float(g("attacker")) > 0 else "defend"
-            s = f"fight the battle in {_ids(areas, g('area'))} next ({who}, {int(g('size'))} blocks, " \
+            s = f"fight the battle in {_ids(areas, g('area'))} next ({who}, {_count(int(g('size')), 'block')}, " \
                 f"p_win {float(g('p_win')):.2f})"
         elif d == Decision.ADVANCE:
             if float(g("stop")) > 0:
@@ -322,11 +352,8 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
             s = f"{_ids(blocks, g('block'))} loses the withdrawal SP ({int(g('sp'))}/{int(g('max_sp'))} SP" \
                 f"{', destroyed' if float(g('destroys')) > 0 else ''})"
         elif d == Decision.EXEC_ORDER:
-            try:
-                tname = OrderType(int(g("type"))).slug
-            except ValueError:
-                tname = f"order {int(g('type'))}"
-            s = f"execute {tname} in {_ids(areas, g('area'))} next ({int(g('movers'))} blocks can execute it)"
+            s = (f"execute {_order_label(int(g('type')))} {_ids(areas, g('area'))} next "
+                 f"({_count(int(g('movers')), 'block')} can execute it)")
         else:
             s = f"option {len(out)}"
         out.append(s)
@@ -341,7 +368,6 @@ def describe_options(decision, options: pd.DataFrame, setup, side: int, state=No
 def _describe_leader(g, blocks, areas) -> str:
     """One LEADER option (SoE 9.0) in words: who gives which order where."""
     from soe_sim.data.enums import LeaderAbility
-    from soe_sim.engine.orders import OrderType
 
     t = int(g("type"))
     if t < 0:
@@ -352,11 +378,7 @@ def _describe_leader(g, blocks, areas) -> str:
     elif ab == LeaderAbility.RECON:
         s = f"{who}: recon {where} at once"
     else:
-        try:
-            tname = OrderType(t).slug
-        except ValueError:
-            tname = f"order {t}"
-        s = f"{who}: {tname} in {where}"
+        s = f"{who}: {_order_label(t)} {where}"
         if ab == LeaderAbility.FORCED_MARCH_OUT_FULL_STRENGTH:
             s += " (blocks fight at full strength)"
         elif ab == LeaderAbility.FREE_DEFEND:
@@ -593,7 +615,7 @@ class StepGame:
                 i = policy.choose(p.decision, p.options.copy(), p.view)
             else:
                 i = policy(self)
-            self.apply(int(i))
+            self.apply(i)  # apply checks the answer (an integer index; no float or string taken as one)
             k += 1
         return self._result
 

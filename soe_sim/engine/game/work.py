@@ -84,11 +84,21 @@ def game_buffers(state0, cs0, orders0):
             np.zeros(1, dtype=np.uint64), np.zeros(2, dtype=np.uint64))
 
 
+def policy_set(setup, policies, params, cards=None):
+    """The :class:`~soe_sim.engine.game.policies.PolicySet` of a :class:`GameSetup`-like ``setup``
+    (``cards0``, ``cr``, ``kr``, ``er``, ``state0``) with ``cards`` (default: the start's card state)
+    for the deck distributions: for kernels called one by one (tests, tools)."""
+    cs = setup.cards0 if cards is None else cards
+    return pnb.make_policy_set_nb(policies, params, cs, setup.cr, setup.kr.hand_card_bonus, setup.er.max_blocks,
+                                  setup.state0.control.shape[0], setup.state0.block_side.shape[0])
+
+
 def batch_scratch(state0, cs0, orders0, m, cr, er, kr, cfg, policies, params):
     """The :class:`~soe_sim.engine.game.policies.PolicySet` of the start (``policies`` int64 (2,) /
     ``params`` float64 (2, N_PARAMS): the policy ids and parameter rows; it depends only on the
     start) and the :class:`~soe_sim.engine.game.nb.GameScratch` that the games of a thread share."""
-    pset = pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks)
+    pset = pnb.make_policy_set_nb(policies, params, cs0, cr, kr.hand_card_bonus, er.max_blocks,
+                                  state0.control.shape[0], state0.block_side.shape[0])
     return pset, new_game_scratch(state0, cs0, orders0, m, cfg)
 
 
