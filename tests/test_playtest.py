@@ -12,7 +12,8 @@ from soe_sim.battle import nb as bnb
 from soe_sim.engine.game import play_game
 from soe_sim.errors import SoeInputError
 from soe_sim.playtest import battles_frame, narrate, play_story, playtest
-from soe_sim.playtest.narrate import signed_vp
+from soe_sim.playtest.narrate import battle_line, signed_vp
+from soe_sim.playtest.story import vp_award
 from soe_sim.playtest.find import NUMERIC_COLUMNS, find_game, parse_condition, start_control
 
 pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
@@ -180,6 +181,86 @@ def _dist(bt, side):
     return [(v, c / n) for v, c in counts.items()] if n else [(0, 1.0)]
 
 
+def test_flank_attacks_are_in_the_battle_line_and_battles_csv():
+    """SoE 7.34: a penalized flank attack takes ``combat.flank_penalty`` off the defender; the battle line
+    says so (a 4-SP defender fighting at CV 2 is explained) and battles.csv has the counts. Kiev Offensive
+    (7, 27), balanced v balanced: the Battle of Berezino has one flank attack (user review)."""
+    seen = {"penalized": 0, "negated": 0}
+    for g in (27, *range(8)):
+        story, setup, _ = play_story("kiev-offensive", 7, g, polish="balanced", soviet="balanced")
+        frame = battles_frame(story)
+        for i, bt in enumerate(story.battles):
+            attacks, left = int(bt.prep[bnb.P_FLANK_ATTACKS]), int(bt.prep[bnb.P_FLANK_PENALIZED])
+            row = frame.iloc[i]
+            assert (row["flank_attacks"], row["flank_penalized"]) == (attacks, left)
+            assert row["flank_penalty"] == left * setup.cr.flank_penalty
+            line = battle_line(story, bt)
+            word = "flank attack" if attacks == 1 else "flank attacks"
+            if left:
+                negated = f", {attacks - left} negated" if left < attacks else ""
+                assert f"{attacks} {word}{negated}: −{left * setup.cr.flank_penalty} CV" in line
+                seen["penalized"] += 1
+            elif attacks:
+                assert f"{attacks} {word}, negated" in line
+                seen["negated"] += 1
+            else:
+                assert "flank" not in line
+        if g != 27 and all(seen.values()):
+            break
+    assert seen["penalized"] >= 1, seen
+
+
+def test_every_cause_has_a_text():
+    """A cause missing from the narrator's table printed as its enum name (great_victory, leader_killed)."""
+    from soe_sim.engine.game import CAUSE
+    from soe_sim.playtest.narrate import _cause
+
+    for name, c in CAUSE._asdict().items():
+        text = _cause(c)
+        assert "_" not in text and not re.search(r"cause \d", text), (name, text)
+    story, *_ = play_story("kiev-offensive", 7, 27, polish="balanced", soviet="balanced")
+    assert "(great victory, SoE 7.44)" in narrate(story, snapshot_dir=None)  # the Battle of Berezino
+
+
+def test_a_battle_loss_is_told_at_the_battle_before_the_retreat():
+    """The engine logs a block's battle changes as a move, then the loss at the area it retreated to: the
+    report tells the loss at the battle's area, before the retreat (tutorial seed 1: Battle of Mazyr)."""
+    from soe_sim.engine.game import EVENT
+
+    pairs = 0
+    for g in range(4):
+        story, *_ = play_story(SCENARIO, SEED, g)
+        lines = narrate(story, snapshot_dir=None).splitlines()
+        n = story.names
+        for bt in story.battles:
+            ev = [e for e in bt.events if isinstance(e, np.void)]  # the raw records (VPStory aside)
+            for e, nxt in zip(ev, ev[1:]):
+                if (int(e["kind"]) == EVENT.BLOCK_MOVED and int(nxt["kind"]) == EVENT.BLOCK_LOSS
+                        and int(nxt["block"]) == int(e["block"])):
+                    b = n.block(int(e["block"]))
+                    loss = f"{b} loses {int(nxt['value'])} SP at {n.area(int(e['area']))} (battle)."
+                    move = f"{b} retreats {n.area(int(e['area']))} → {n.area(int(e['area2']))} (battle)."
+                    i = next(k for k, t in enumerate(lines) if t.endswith(loss))
+                    assert lines[i + 1].endswith(move), lines[i:i + 2]
+                    assert int(e["area"]) == bt.area
+                    pairs += 1
+    assert pairs >= 1
+
+
+def test_counts_are_singular_for_one():
+    """"Polish 1 block / 3 SP", not "1 blocks" (the narrator's own counts)."""
+    import dataclasses
+
+    story, *_ = play_story(SCENARIO, SEED, 0)
+    last = story.phases[-1]
+    one = [t for t in last.blocks if t[1] == 0][:1]
+    lone = dataclasses.replace(story, phases=[*story.phases[:-1], dataclasses.replace(
+        last, blocks=one + [t for t in last.blocks if t[1] == 1])])
+    text = narrate(lone, snapshot_dir=None)
+    assert f"Polish 1 block / {one[0][3]} SP" in text
+    assert not re.search(r"\b1 (blocks|battles|rounds|VP awards)\b", text)
+
+
 def test_vp_changes_sum_to_final_vp(game):
     story, setup, result, text = game
     vp_events = result.events[result.events["kind"] == "vp"]
@@ -188,7 +269,43 @@ def test_vp_changes_sum_to_final_vp(game):
     assert len(re.findall(r"VP track [+−]\d+ \([A-Za-z]+\) → [+−]\d+", text)) == len(vp_events)
     last = story.phases[-1]
     assert last.vp_end == result.vp
-    assert f"summing to {result.vp - story.vp_start:+d}" in text
+
+
+def test_vp_award_skips_the_zero_space():
+    """SoE 7.8 / docs/rules.md E10: Polish 1, the Soviets gain 2 → Soviet 2; the move is one longer."""
+    assert vp_award(1, -2) == -2 and vp_award(-1, 1) == 1 and vp_award(-2, 3) == 4
+    assert vp_award(3, 2) == -1 and vp_award(-4, -5) == -1 and vp_award(2, 4) == 2
+    assert vp_award(0, 2) == 2 and vp_award(0, -1) == -1  # a scenario starting even has no space to skip
+
+
+def test_narrated_vp_are_the_awards_not_the_track_moves(game):
+    """The report says the VP gained (a 2-VP city is "+2 VP", not the track's −3 across the missing 0),
+    per event, per phase and in the Result line; events.csv keeps the track's change (G14)."""
+    story, setup, result, text = game
+    items = story.vp_items
+    assert len(items) == (result.events["kind"] == "vp").sum()
+    assert any(v.crosses_zero for v in items)  # tutorial seed 1: +1 (Polish) → −2 (Soviet) for Kiev
+    lines = text.splitlines()
+    vp_lines = [i for i, t in enumerate(lines) if re.search(r"^\s*- VP track [+−]\d+ \(", t)]
+    assert len(vp_lines) == len(items)
+    for i, v in zip(vp_lines, items):
+        assert re.search(rf"→ {re.escape(signed_vp(v.after))}: (Polish|Soviet) gains {abs(v.award)} VP\b", lines[i])
+        assert ("no 0 space" in lines[i]) == v.crosses_zero
+        control = re.search(r"takes control of .+ \((\d+) VP\)|^\s*- (.+) \((\d+) VP\) is no longer", lines[i - 1])
+        if control:  # the VP of a city change hands: the award is the city's value
+            assert abs(v.award) == int(control.group(1) or control.group(3))
+    gained = [sum(v.award for v in items if v.award > 0), -sum(v.award for v in items if v.award < 0)]
+    assert gained[0] - gained[1] == sum(ph.vp_gained[0] - ph.vp_gained[1] for ph in story.phases)
+    assert "(this phase -" not in text and "(this phase +" not in text
+    for ph in story.phases[1:]:
+        if any(ph.vp_gained):
+            part = ", ".join(f"{side} +{g} VP" for side, g in zip(("Polish", "Soviet"), ph.vp_gained) if g)
+            assert f"{signed_vp(ph.vp_end)} (this phase: {part});" in text
+    net = gained[0] - gained[1]
+    net_text = f"Polish +{net} VP" if net > 0 else (f"Soviet +{-net} VP" if net < 0 else "0 VP")
+    assert (f"{len(items)} VP awards summing to {net_text} (Polish {gained[0]}, Soviet {gained[1]}), "
+            f"final {signed_vp(result.vp)}") in text
+    assert abs(net) < abs(result.vp - story.vp_start)  # this game crossed 0: the track moved one more
 
 
 def test_same_seed_same_text(game):
@@ -238,8 +355,32 @@ def test_condition_errors_name_the_word_and_list_what_is_understood(text, word, 
     assert repr(word) in msg or word in msg
     if text == "soviet winz":
         assert "did you mean `wins`" in msg
+    elif text == "polsh wins":
+        assert "did you mean `polish`" in msg and "soe_sim.playtest.find" in msg
     elif text not in ("kiev held by romania",):
         assert "understood" in msg or "e.g." in msg
+
+
+@pytest.mark.parametrize("text", ["polsh wins", "", "vp >= ", "kiev explodes", "qqqq", "(polish wins", "vp 5"])
+def test_condition_errors_are_short_without_the_column_list(text, areas):
+    """The ~70 column names buried the "did you mean" of every error (one 2,500-character line); they are
+    listed only when the word not understood stands where a column goes."""
+    with pytest.raises(SoeInputError) as err:
+        parse_condition(text, areas)
+    msg = str(err.value)
+    assert len(msg) < 450, msg
+    assert "sp_lost_polish" not in msg
+    if text == "polsh wins":
+        assert len(msg) < 150 and "did you mean `polish`" in msg
+
+
+def test_an_unknown_column_lists_the_columns(areas):
+    with pytest.raises(SoeInputError) as err:
+        parse_condition("vpp >= 3", areas)
+    msg = str(err.value)
+    assert "unknown column" in msg and "did you mean `vp`" in msg
+    assert msg.index("did you mean") < msg.index("columns:")  # the hint first, in sight
+    assert all(c in msg for c in NUMERIC_COLUMNS)
 
 
 def test_condition_evaluation(areas):
@@ -361,6 +502,7 @@ def test_cli_ruleset_eats_narrates_the_eats_game(tmp_path, capsys):
     assert code == 0
     text = (out / "game.md").read_text(encoding="utf-8")
     assert "Ruleset: `eats`" in text and "--ruleset eats" in text
+    assert text.startswith("# The Eagle and the Star playtest — ")  # titled by the ruleset played
     eats = play_game(game_setup(SCENARIO, "eats"), (SEED, 0), "random", "random")
     soe = play_game(game_setup(SCENARIO), (SEED, 0), "random", "random")
     events = pd.read_csv(out / "events.csv")
@@ -380,3 +522,45 @@ def test_cli_no_match_exits_1(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no game among the 3 games" in err and "--search-games" in err
     assert not out.exists()
+
+
+def test_a_bad_out_fails_before_the_game_is_played(tmp_path, monkeypatch):
+    """--out is checked by creating the temporary directory before playing: a path that passes the
+    up-front check but cannot be written (``/proc/nope``) failed only after the game (or the search)."""
+    import soe_sim.playtest as pt_mod
+
+    def no_play(*_a, **_k):
+        raise AssertionError("the game was played before --out was found unwritable")
+
+    def no_dir(*_a, **_k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(pt_mod, "play_story", no_play)
+    monkeypatch.setattr(pt_mod, "find_game", no_play)
+    monkeypatch.setattr(pt_mod.tempfile, "mkdtemp", no_dir)
+    for find in (None, "soviet wins"):
+        with pytest.raises(SoeInputError, match="--out: cannot write"):
+            playtest(SCENARIO, SEED, out_dir=tmp_path / "a" / "out", find=find)
+        assert list(tmp_path.iterdir()) == []  # the parent it made is gone again
+
+
+def test_a_failed_run_leaves_no_directory(tmp_path):
+    """No match (exit 1): neither --out, nor the parents this run created, nor the temporary stay."""
+    out = tmp_path / "a" / "b" / "out"
+    with pytest.raises(LookupError):
+        playtest(SCENARIO, SEED, out_dir=out, find="rounds > 50", search_games=2, threads=1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_python_policy_is_narrated_without_find():
+    """play_game takes Python policies, so playtest does too (not --find: the batch is numba only).
+    JitPolicy plays the numba policy's choices: the same game as the policy by name."""
+    from soe_sim.engine.game import JitPolicy
+
+    py = playtest(SCENARIO, SEED, polish=JitPolicy("balanced"), soviet="defensive")
+    nb = playtest(SCENARIO, SEED, polish="balanced", soviet="defensive")
+    pd.testing.assert_frame_equal(py.story.result.events, nb.story.result.events)
+    assert "Policies: Polish JitPolicy('balanced') (a Python policy), Soviet defensive" in py.text
+    assert "soe-sim" not in py.text.split("The narrator")[0]  # no command line replays it
+    with pytest.raises(SoeInputError, match="Python polic"):
+        playtest(SCENARIO, SEED, polish=JitPolicy("balanced"), find="polish wins", search_games=2)

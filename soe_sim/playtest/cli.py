@@ -71,8 +71,10 @@ def playtest_command(scenario, seed, game, polish, soviet, polish_params, soviet
         raise click.ClickException(str(err)) from None  # exit code 1
     res = pt.story.result
     winner = res.winner or ("nobody (aborted)" if res.outcome == "aborted" else "nobody (draw)")
+    n_battles, n_files = len(pt.story.battles), len(pt.files)
     click.echo(f"{pt.out_dir}/game.md: {pt.story.setup.scenario.id} seed {pt.seed} game {pt.game}: winner {winner}, "
-               f"VP {res.vp:+d}, {res.rounds} round(s), {len(pt.story.battles)} battle(s); {len(pt.files)} files")
+               f"VP {res.vp:+d}, {res.rounds} round{'s' if res.rounds != 1 else ''}, {n_battles} "
+               f"battle{'s' if n_battles != 1 else ''}; {n_files} file{'s' if n_files != 1 else ''}")
 
 
 def register(cli: click.Group) -> None:

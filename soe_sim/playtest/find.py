@@ -46,8 +46,8 @@ _KEYWORDS = {"and", "or", "not", "wins", "win", "won", "draw", "finished", "abor
 
 CONDITION_HELP = ("understood: '<side> wins', 'draw', 'finished', 'aborted', 'immediate victory', "
                   "'<city> falls', '<city> held by <side>', '<side> holds <city>', "
-                  "'[<side>] <column> <op> <number>' (op >= <= > < = !=), joined with 'and', 'or', 'not' and "
-                  "parentheses; sides: polish, soviet; cities: area ids such as warsaw, kiev; columns: ")
+                  "'[<side>] <column> <op> <number>' (op >= <= > < = !=; a numeric column of soe-sim simulate such "
+                  "as vp, rounds, battles), joined with and, or, not and parentheses (soe_sim.playtest.find)")
 
 
 def _numeric_columns() -> list[str]:
@@ -63,9 +63,13 @@ def _err(value, message, suggestion=None):
     return SoeInputError(Problem("--find", "", "", value, message, suggestion))
 
 
-def _help(extra: str | None = None) -> str:
-    text = CONDITION_HELP + ", ".join(NUMERIC_COLUMNS)
-    return (extra + "; " if extra else "") + text
+def _help(hint: str | None = None, columns: bool = False) -> str:
+    """The suggestion of an error, kept short so that it stays in sight: a ``hint`` ("did you mean …")
+    with a pointer to the language, else the language in short; the ~70 column names only with
+    ``columns`` (the word is a column name not understood)."""
+    if columns:
+        return (hint + "; " if hint else "") + "columns: " + ", ".join(NUMERIC_COLUMNS)
+    return f"{hint} (the language: soe_sim.playtest.find)" if hint else CONDITION_HELP
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ class _Parser:
             toks.append(tok.lower() if not re.fullmatch(r"-?\d+(?:\.\d+)?", tok) else tok)
             pos = m.end()
         if not toks:
-            raise _err(text, "the condition is empty", _help("e.g. 'soviet wins and warsaw falls'"))
+            raise _err(text, "the condition is empty", "e.g. 'soviet wins and warsaw falls'; " + _help())
         return toks
 
     def peek(self, k: int = 0):
@@ -223,6 +227,8 @@ class _Parser:
                        hint or f"after a side: {', '.join(after)}")
         if t in _KEYWORDS:
             raise _err(t, f"misplaced word in {self.text!r}", _help())
+        if nxt in OPS:  # "<word> <op> ...": a column name not understood
+            raise _err(t, "unknown column in the condition", _help(did_you_mean(t, list(NUMERIC_COLUMNS)), True))
         known = list(NUMERIC_COLUMNS) + sorted(self.areas) + sorted(_KEYWORDS) + list(SIDES)
         hint = did_you_mean(t, known)
         raise _err(t, "unknown word in the condition", _help(hint))
@@ -248,7 +254,8 @@ def parse_condition(text: str, areas) -> Condition:
     Raises
     ------
     SoeInputError
-        Naming the word not understood and listing what is understood.
+        Naming the word not understood, with a "did you mean" or else what is understood (the numeric
+        column names when the word stands where a column goes).
     """
     p = _Parser(text, {str(a).lower() for a in areas})
     tree = p.parse()

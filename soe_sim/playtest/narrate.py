@@ -39,14 +39,18 @@ from soe_sim.playtest.story import (
     front_name,
 )
 
-__all__ = ["narrate", "battle_line", "order_name", "signed_vp", "card_effect"]
+__all__ = ["narrate", "battle_line", "flank_penalty", "order_name", "signed_vp", "card_effect"]
 
 _WINDOWS = {LW_BEFORE_FORCED: "before the forced marches", LW_BEFORE_MOVES: "before the moves",
             LW_BEFORE_BATTLES: "before the battles", LW_AFTER_BATTLES: "after the battles"}
 _GROUPS = {1: "forced marches", 2: "Recon", 3: "moves", 4: "Withdraw", 5: "Reorganize", 6: "Rail Transport"}
+# every cause has a text: an enum name (great_victory) would show raw in the report
 _CAUSES = {CAUSE.BATTLE: "battle", CAUSE.SUPPLY: "out of supply", CAUSE.STACKING: "overstacked",
            CAUSE.CONTROL: "control", CAUSE.OBJECTIVE: "objective", CAUSE.REINFORCEMENT: "reinforcement",
-           CAUSE.ORDERS: "orders", CAUSE.EVENT: "card event", CAUSE.NONE: ""}
+           CAUSE.ORDERS: "orders", CAUSE.EVENT: "card event", CAUSE.GREAT_VICTORY: "great victory, SoE 7.44",
+           CAUSE.ENCIRCLEMENT: "eliminated for want of a retreat, SoE 7.42",
+           CAUSE.LEADER_KILLED: "leader killed, SoE 9.0", CAUSE.LEADER_CAPTURED: "leader captured, SoE 9.0",
+           CAUSE.INTERNMENT: "interned", CAUSE.NONE: ""}
 
 
 def order_name(t: int) -> str:
@@ -69,6 +73,17 @@ def signed_vp(v: int) -> str:
 
 def _side(s: int) -> str:
     return SIDE_NAMES[s] if s in (0, 1) else "nobody"
+
+
+def _count(k: int, word: str) -> str:
+    """``"1 block"``, ``"2 blocks"``."""
+    return f"{k} {word}{'s' if k != 1 else ''}"
+
+
+def _vp_gains(gained) -> str:
+    """The VP each side gained: ``"Soviet +2 VP"``, ``"Polish +1 VP, Soviet +2 VP"`` (awards, not the
+    track's moves: the track has no 0 space)."""
+    return ", ".join(f"{SIDE_NAMES[s]} +{g} VP" for s, g in enumerate(gained) if g) or "no VP"
 
 
 def _pct(p: float) -> str:
@@ -119,8 +134,9 @@ def card_effect(text, limit: int = 240) -> str:
     return t.rstrip(".")
 
 
-def _event_text(story: Story, e) -> str | None:
-    """One line for a record, or None for records told elsewhere (or not worth telling)."""
+def _event_text(story: Story, e, where: int | None = None) -> str | None:
+    """One line for a record, or None for records told elsewhere (or not worth telling); ``where``
+    replaces the area of a ``block_loss`` (a battle's loss is logged where the block retreated to)."""
     n = story.names
     k = int(e["kind"])
     s, a, a2, b = int(e["side"]), int(e["area"]), int(e["area2"]), int(e["block"])
@@ -170,8 +186,8 @@ def _event_text(story: Story, e) -> str | None:
         fate = {LEADER_KILLED: "is killed", LEADER_CAPTURED: "is captured"}.get(v, "is lost")
         return f"{_side(s)} leader {n.block(b)} {fate} at {n.area(a)}{_cause(v2)} (SoE 9.0)."
     if k == EVENT.BATTLE_CHOSEN:
-        return (f"{_side(s)} (initiative) chooses the battle of {n.area(a)} to go first among {v2} battles of "
-                f"{v} block{'s' if v != 1 else ''} (SoE 7.4).")
+        return (f"{_side(s)} (initiative) chooses the battle of {n.area(a)} to go first among {_count(v2, 'battle')} "
+                f"of {_count(v, 'block')} (SoE 7.4).")
     if k == EVENT.ADVANCE:
         return f"{_side(s)} {n.block(b)} goes back {n.area(a)} → {n.area(a2)} after the battle (SoE 7.43)."
     if k == EVENT.RIVALRY:
@@ -196,6 +212,8 @@ def _event_text(story: Story, e) -> str | None:
     if k == EVENT.REORGANIZED:
         return f"{_side(s)} {n.block(b)} reorganizes at {n.area(a)}: +{v} SP."
     if k == EVENT.BLOCK_LOSS:
+        if where is not None:
+            a = where
         return f"{_side(s)} {n.block(b)} loses {v} SP at {n.area(a)}{_cause(v2)}."
     if k == EVENT.BLOCK_REMOVED:
         fate = {STATUS.DESTROYED_TO_POOL: "is destroyed (back to the force pool)",
@@ -254,12 +272,14 @@ def _event_text(story: Story, e) -> str | None:
     return None
 
 
-def _item_text(story: Story, item) -> str | None:
+def _item_text(story: Story, item, where: int | None = None) -> str | None:
     if isinstance(item, VPStory):
         n = story.names
-        where = f" at {n.area(item.area)}" if item.area >= 0 else ""
-        return (f"VP track {signed_vp(item.before)} → {signed_vp(item.after)}: {_side(item.side)} gains"
-                f"{where}{_cause(item.cause)}.")
+        at = f" at {n.area(item.area)}" if item.area >= 0 else ""
+        # the award, not the track's move: crossing 0 moves the track one space more (SoE 7.8, E10)
+        skip = "; the track has no 0 space" if item.crosses_zero else ""
+        return (f"VP track {signed_vp(item.before)} → {signed_vp(item.after)}: {_side(item.side)} gains "
+                f"{abs(item.award)} VP{at}{_cause(item.cause)}{skip}.")
     if isinstance(item, ReconStory):
         n = story.names
         k = item.revealed
@@ -267,7 +287,7 @@ def _item_text(story: Story, item) -> str | None:
         if item.enemies:
             text += "; there: " + ", ".join(n.block(b, sp) for b, sp in item.enemies)
         return text + "."
-    return _event_text(story, item)
+    return _event_text(story, item, where)
 
 
 def _force(story: Story, blocks: list) -> str:
@@ -296,6 +316,17 @@ def _combat_card(story: Story, side: int, card: tuple | None) -> str:
     return f"{_side(side)} {story.names.card(side, c)} {how} ({mod:+d})"
 
 
+def flank_penalty(story: Story, bt: BattleStory) -> tuple[int, int, int] | None:
+    """``(flank attacks, flank attacks left after negation, CV off the defender)`` of a battle (SoE 7.34;
+    the penalty is ``combat.flank_penalty`` per flank attack left), None without its prepared row."""
+    if bt.prep is None:
+        return None
+    from soe_sim.battle import nb as bnb
+
+    attacks, penalized = int(bt.prep[bnb.P_FLANK_ATTACKS]), int(bt.prep[bnb.P_FLANK_PENALIZED])
+    return attacks, penalized, penalized * int(story.setup.cr.flank_penalty)
+
+
 def battle_line(story: Story, bt: BattleStory) -> str:
     """The headline of a battle: forces, combat values, exact odds before the draw, result."""
     n = story.names
@@ -309,6 +340,12 @@ def battle_line(story: Story, bt: BattleStory) -> str:
         extras.append("+Defend")
     if bt.support_directions:
         extras.append(f"+{bt.support_directions} supporting direction{'s' if bt.support_directions > 1 else ''}")
+    flank = flank_penalty(story, bt)
+    if flank is not None and flank[0]:
+        attacks, penalized, penalty = flank
+        negated = f", {attacks - penalized} negated" if penalized < attacks else ""
+        extras.append(f"{_count(attacks, 'flank attack')}{negated}: −{penalty} CV" if penalty
+                      else f"{_count(attacks, 'flank attack')}, negated")
     ext = f" ({', '.join(extras)})" if extras else ""
     if bt.attacker_cv is not None:
         cv_a, cv_d = f" CV {bt.attacker_cv}", f" CV {bt.defender_cv}"
@@ -374,12 +411,24 @@ def _battle_details(story: Story, bt: BattleStory) -> list[str]:
         if bt.consistent is False:
             lines.append("Note: the recorded battle row with these cards gives another winner than the game "
                          "(please report this).")
-    for e in bt.events:
-        if isinstance(e, VPStory) or record_kind(e) in (
-                EVENT.BLOCK_LOSS, EVENT.BLOCK_REMOVED, EVENT.BLOCK_MOVED, EVENT.BLOCK_PLACED, EVENT.GARRISON_REMOVED,
-                EVENT.GARRISON_PLACED, EVENT.INITIATIVE, EVENT.CARD_PLAYED, EVENT.CARD_EVENT, EVENT.CARDS_DRAWN,
-                EVENT.CONTROL, EVENT.LEADER_LOST, EVENT.ADVANCE):
-            t = _item_text(story, e)
+    told = [e for e in bt.events if isinstance(e, VPStory) or record_kind(e) in (
+        EVENT.BLOCK_LOSS, EVENT.BLOCK_REMOVED, EVENT.BLOCK_MOVED, EVENT.BLOCK_PLACED, EVENT.GARRISON_REMOVED,
+        EVENT.GARRISON_PLACED, EVENT.INITIATIVE, EVENT.CARD_PLAYED, EVENT.CARD_EVENT, EVENT.CARDS_DRAWN,
+        EVENT.CONTROL, EVENT.LEADER_LOST, EVENT.ADVANCE)]
+    i = 0
+    while i < len(told):
+        e, nxt = told[i], (told[i + 1] if i + 1 < len(told) else None)
+        # The engine logs a block's changes over the battle as a move, then the SP lost at the area it
+        # ended in (log_diff_nb): a loss after a retreat is told first, at the area of the battle.
+        if (nxt is not None and record_kind(e) == EVENT.BLOCK_MOVED and record_kind(nxt) == EVENT.BLOCK_LOSS
+                and int(nxt["block"]) == int(e["block"]) and int(nxt["area"]) == int(e["area2"])):
+            pair = [(nxt, int(e["area"])), (e, None)]
+            i += 2
+        else:
+            pair = [(e, None)]
+            i += 1
+        for item, where in pair:
+            t = _item_text(story, item, where)
             if t:
                 lines.append(t)
     return lines
@@ -415,7 +464,8 @@ def narrate(story: Story, *, title: str | None = None, header: list[str] | None 
     ----------
     story : Story
     title : str, optional
-        First heading (default: the scenario's name).
+        First heading (default: ``"<ruleset name> playtest — <scenario name>"``, e.g. "The Eagle and the
+        Star playtest — Tutorial" under EatS).
     header : list of str, optional
         Bullet lines under the title (seed, policies, replay command …).
     snapshot_dir : str or None
@@ -423,7 +473,8 @@ def narrate(story: Story, *, title: str | None = None, header: list[str] | None 
     """
     res = story.result
     sc = story.setup.scenario
-    lines = [f"# {title or f'Strike of the Eagle playtest — {sc.name}'}", ""]
+    game_name = getattr(getattr(story.setup, "rules", None), "name", None) or "Strike of the Eagle"
+    lines = [f"# {title or f'{game_name} playtest — {sc.name}'}", ""]
     for h in header or []:
         lines.append(f"- {h}")
     n_battles = len(story.battles)
@@ -435,12 +486,13 @@ def narrate(story: Story, *, title: str | None = None, header: list[str] | None 
         verdict = "**draw**"
     how = {"finished": "at the end of the scenario", "immediate_victory": "by immediate victory",
            "aborted": f"({res.abort_reason})"}.get(res.outcome, res.outcome)
-    lines.append(f"- Result: {verdict} {how}; VP track {signed_vp(res.vp)}; {res.rounds} "
-                 f"round{'s' if res.rounds != 1 else ''} played; {n_battles} battle{'s' if n_battles != 1 else ''}.")
+    lines.append(f"- Result: {verdict} {how}; VP track {signed_vp(res.vp)}; {_count(res.rounds, 'round')} "
+                 f"played; {_count(n_battles, 'battle')}.")
     lines += ["", "The narrator sees everything, hidden blocks included. The VP track is signed (+ Polish, "
-              "− Soviet; SoE 7.8). Block strengths are in brackets (c = cavalry). *Exact odds before the draw*: "
-              "P(attacker wins) over the blind combat-card draws, from the battle as it stood, the cards as "
-              "chosen and the piles at that moment (SoE 7.41).", ""]
+              "− Soviet; SoE 7.8) and has no 0 space: crossing 0 moves it one more than the VP gained "
+              "(Polish +1, the Soviets gain 2 → −2 (Soviet)). Block strengths are in brackets (c = cavalry). "
+              "*Exact odds before the draw*: P(attacker wins) over the blind combat-card draws, from the battle "
+              "as it stood, the cards as chosen and the piles at that moment (SoE 7.41).", ""]
     last_round = None
     for ph in story.phases:
         if ph.round >= 0 and ph.round != last_round:
@@ -469,11 +521,10 @@ def narrate(story: Story, *, title: str | None = None, header: list[str] | None 
         for _b, s, _a, sp in ph.blocks:
             on_map[s][0] += 1
             on_map[s][1] += sp
-        forces = (f"on the map Polish {on_map[0][0]} blocks / {on_map[0][1]} SP, Soviet {on_map[1][0]} blocks / "
-                  f"{on_map[1][1]} SP")
+        forces = (f"on the map Polish {_count(on_map[0][0], 'block')} / {on_map[0][1]} SP, "
+                  f"Soviet {_count(on_map[1][0], 'block')} / {on_map[1][1]} SP")
         if ph.round >= 0:
-            change = ph.vp_end - ph.vp_start
-            delta = f" (this phase {change:+d})" if change else " (no change)"
+            delta = f" (this phase: {_vp_gains(ph.vp_gained)})" if any(ph.vp_gained) else " (no change)"
             lines.append(f"*End of phase:* VP track {signed_vp(ph.vp_end)}{delta}; {forces}.")
         else:
             st0 = story.setup.state0
@@ -483,11 +534,16 @@ def narrate(story: Story, *, title: str | None = None, header: list[str] | None 
         lines.append("")
         if snapshot_dir is not None:
             lines += [f"![{ph.title}]({snapshot_dir}/{ph.slug}.png)", ""]
-    total = sum(c for _r, _p, c, _cause, _a in story.vp_changes)
+    # the awards, not the track's moves, add up: the track skips 0 (SoE 7.8, E10)
+    gained = [sum(abs(v.award) for v in story.vp_items if (v.award > 0) == (s == 0)) for s in (0, 1)]
+    net = gained[0] - gained[1]
+    net_text = f"Polish +{net} VP" if net > 0 else (f"Soviet +{-net} VP" if net < 0 else "0 VP")
+    skip = ("; the track has no 0 space, so crossing it moved the track one more"
+            if any(v.crosses_zero for v in story.vp_items) else "")
     lines += ["## Result", "",
               f"- {verdict} {how}.",
-              f"- VP track: start {signed_vp(story.vp_start)}, {len(story.vp_changes)} VP change"
-              f"{'s' if len(story.vp_changes) != 1 else ''} summing to {total:+d}, final {signed_vp(res.vp)}.",
+              f"- VP track: start {signed_vp(story.vp_start)}, {_count(len(story.vp_items), 'VP award')} "
+              f"summing to {net_text} (Polish {gained[0]}, Soviet {gained[1]}), final {signed_vp(res.vp)}{skip}.",
               f"- Battles: {n_battles}; won by the attacker: "
               f"{sum(1 for b in story.battles if b.fought and b.winner == b.attacker)}.", ""]
     if story.battles and any(b.p_attacker_win is not None for b in story.battles):

@@ -32,8 +32,8 @@ from soe_sim.data.enums import Front, Side
 from soe_sim.engine.game import CAUSE, EVENT
 from soe_sim.engine.state import PHASE_REINFORCEMENT, PHASE_REPLENISH, STATUS
 
-__all__ = ["Story", "PhaseStory", "BattleStory", "ReconStory", "VPStory", "record_kind", "Names", "build_story", "phase_title", "phase_slug",
-           "STAGES", "SIDE_NAMES"]
+__all__ = ["Story", "PhaseStory", "BattleStory", "ReconStory", "VPStory", "record_kind", "Names", "build_story",
+           "phase_title", "phase_slug", "vp_award", "STAGES", "SIDE_NAMES"]
 
 SIDE_NAMES = ("Polish", "Soviet")
 
@@ -168,11 +168,24 @@ class ReconStory:
     enemies: list
 
 
+def vp_award(before: int, after: int) -> int:
+    """The VP a move of the track from ``before`` to ``after`` awarded, signed (+ Polish).
+
+    The track has no 0 space (SoE 7.8, docs/rules.md E10): Polish +1, the Soviets gain 2 → Soviet 2
+    (−2). A move that crosses 0 is therefore one longer than the award: +1 → −2 is −2 VP, not −3.
+    """
+    before, after = int(before), int(after)
+    change = after - before
+    if before > 0 > after or before < 0 < after:
+        change += 1 if change < 0 else -1
+    return change
+
+
 @dataclass
 class VPStory:
     """A move of the VP track (SoE 7.8; the track has no 0 space): ``side`` gained, the signed track
-    went from ``before`` to ``after`` (+ Polish), for ``cause`` (:data:`~soe_sim.engine.game.CAUSE`)
-    at ``area`` (-1: none)."""
+    went from ``before`` to ``after`` (+ Polish; ``change`` = ``after - before``, the ``vp`` event's
+    value), for ``cause`` (:data:`~soe_sim.engine.game.CAUSE`) at ``area`` (-1: none)."""
 
     side: int
     change: int
@@ -180,6 +193,16 @@ class VPStory:
     area: int
     before: int
     after: int
+
+    @property
+    def award(self) -> int:
+        """The VP awarded, signed (+ Polish): ``change`` without the 0 space skipped (:func:`vp_award`)."""
+        return vp_award(self.before, self.after)
+
+    @property
+    def crosses_zero(self) -> bool:
+        """Whether the track crossed 0 (and moved one more than the award)."""
+        return self.before > 0 > self.after or self.before < 0 < self.after
 
 
 def record_kind(item) -> int:
@@ -197,6 +220,7 @@ class PhaseStory:
     battles: list = field(default_factory=list)
     vp_start: int = 0
     vp_end: int = 0
+    vp_gained: list = field(default_factory=lambda: [0, 0])  # VP gained by the Polish, the Soviets (awards)
     blocks: list = field(default_factory=list)  # [(block, side, area, sp)] at the end of the phase
     garrison: np.ndarray | None = None  # side per area at the end (-1 none)
     control: np.ndarray | None = None
@@ -222,9 +246,10 @@ class Story:
     phases: list
     battles: list
     vp_start: int
-    vp_changes: list  # [(round, phase, change, cause, area)] of every VP event
+    vp_changes: list  # [(round, phase, change, cause, area)] of every VP event (change: of the track)
     detail: bool  # the game was played with log_detail
     tracking_mismatches: int  # phase ends where the tracked map differed from the POSITION events
+    vp_items: list = field(default_factory=list)  # the VPStory of every VP event, in order (awards)
 
     @property
     def vp_end(self) -> int:
@@ -400,6 +425,7 @@ def build_story(result, setup) -> Story:
     prep_pairs: list[int] = []
     vp = int(state0.vp[0])
     vp_changes = []
+    vp_items: list[VPStory] = []
     mismatches = 0
     pos_blocks: list = []
     pos_seen = False
@@ -445,6 +471,8 @@ def build_story(result, setup) -> Story:
             item = VPStory(int(e["side"]), int(e["value"]), int(e["value2"]), int(e["area"]), vp, vp + int(e["value"]))
             vp += int(e["value"])
             cur.vp_end = vp
+            cur.vp_gained[0 if item.award > 0 else 1] += abs(item.award)
+            vp_items.append(item)
             vp_changes.append((cur.round, cur.phase, int(e["value"]), int(e["value2"]), int(e["area"])))
         st = _stage_of(e, cur.phase)
         if k == EVENT.REORGANIZED and prev_kind == EVENT.LEADER_ORDER:
@@ -499,7 +527,8 @@ def build_story(result, setup) -> Story:
             b.fought = bool(b.prep[bnb.P_FOUGHT])
         _odds(b, crules)
     return Story(setup=setup, names=names, result=result, phases=phases, battles=battles,
-                 vp_start=int(state0.vp[0]), vp_changes=vp_changes, detail=detail, tracking_mismatches=mismatches)
+                 vp_start=int(state0.vp[0]), vp_changes=vp_changes, detail=detail, tracking_mismatches=mismatches,
+                 vp_items=vp_items)
 
 
 def _defender_of(e) -> int:
