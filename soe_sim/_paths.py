@@ -1,7 +1,7 @@
 """Where the built-in data lives.
 
 The project ships its data as plain TOML/CSV under ``data/`` at the repository root. Users can point
-``SOE_SIM_DATA`` at their own copy to replace any of it.
+``SOE_SIM_DATA`` at their own whole copy of it (:func:`data_dir`).
 """
 from __future__ import annotations
 
@@ -11,23 +11,31 @@ from pathlib import Path
 _REPO_DATA = Path(__file__).resolve().parent.parent / "data"
 
 
+#: The subdirectories a data directory must have: ``$SOE_SIM_DATA`` replaces the whole of ``data/``, and
+#: nothing falls back to the built-in data for a missing one.
+DATA_SUBDIRS = ("map", "blocks", "cards", "rules", "scenarios")
+
+
 def data_dir() -> Path:
     """Root of the data directory (``$SOE_SIM_DATA`` or the repository's ``data/``).
 
-    ``$SOE_SIM_DATA`` naming no directory, or one without ``map/`` and ``rules/``, is a
-    :class:`~soe_sim.errors.SoeInputError` naming the variable (not "unknown ruleset 'soe'" or "no
-    scenarios" later on)."""
+    ``$SOE_SIM_DATA`` replaces all of the data: naming no directory, or one without every one of
+    :data:`DATA_SUBDIRS` (``map/ blocks/ cards/ rules/ scenarios/``; ``variants/`` and ``systems/`` are
+    optional), is a :class:`~soe_sim.errors.SoeInputError` naming the variable, the directory and the
+    missing subdirectories (not "unknown ruleset 'soe'" or "no scenarios" later on)."""
     env = os.environ.get("SOE_SIM_DATA")
     if not env:
         return _REPO_DATA
     path = Path(env)
-    if not path.is_dir() or not ((path / "map").is_dir() or (path / "rules").is_dir()):
+    missing = [f"{d}/" for d in DATA_SUBDIRS if not (path / d).is_dir()]
+    if not path.is_dir() or missing:
         from soe_sim.errors import Problem, SoeInputError
 
         what = "no such directory" if not path.exists() else "not a directory" if not path.is_dir() else \
-            "not a data directory (no map/ or rules/)"
+            f"not a data directory: it lacks {', '.join(missing)}"
         raise SoeInputError(Problem("SOE_SIM_DATA", "", "", env, what,
-                                    "point it at a copy of the data/ directory, or unset it for the built-in data"))
+                                    "point it at a whole copy of the data/ directory (cp -r data mydata), "
+                                    "or unset it for the built-in data"))
     return path
 
 

@@ -7,6 +7,7 @@ code 2 (no traceback).
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 
 import click
@@ -72,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         for problem in err.problems:
             if problem.file in flags:  # the Python API names its argument (``ci_width``): say ``--ci-width``
                 problem = dataclasses.replace(problem, file=flags[problem.file])
+            elif os.path.isabs(problem.file):  # a file read by its absolute path (a ruleset's): shown as any other
+                from soe_sim.data._io import display_path
+
+                problem = dataclasses.replace(problem, file=display_path(problem.file))
             click.echo(f"error: {problem}", err=True)
         return 2
     except click.exceptions.Exit as exc:

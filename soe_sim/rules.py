@@ -14,7 +14,7 @@ from typing import Any, Iterable, NamedTuple
 import numpy as np
 
 from soe_sim._paths import data_dir, file_stamps
-from soe_sim.data._io import load_toml
+from soe_sim.data._io import Problems, display_path, load_toml, read_toml
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 
@@ -61,8 +61,10 @@ def _read_toml(path: Path) -> dict:
         raise SoeInputError(Problem(str(path), "", "", str(path), "rules file not found")) from None
     except (OSError, UnicodeDecodeError) as err:
         raise SoeInputError(Problem(str(path), "", "", str(path), f"cannot read file: {err}")) from None
-    except tomllib.TOMLDecodeError as err:
-        raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
+    except tomllib.TOMLDecodeError:
+        problems = Problems()  # worded and located as a syntax error in any other data file
+        read_toml(path, problems)
+        raise SoeInputError(problems) from None
     if is_variant_doc(data):
         raise SoeInputError(Problem(str(path), "", "", str(path), "a design variant, not a ruleset or rules overlay",
                                     "use it with compare / sensitivity / tune (--variant) or as a sweep overlay "
@@ -84,8 +86,8 @@ def rule_tables() -> tuple[str, ...]:
 
 def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Problem],
            origins: dict | None = None) -> None:
-    """Deep-merge ``overlay`` into ``base`` in place; unknown keys become problems. ``origins``
-    (dotted key → file) records which file set each value."""
+    """Deep-merge ``overlay`` into ``base`` in place; unknown keys and the keys of :data:`ROSTER_BOUNDS`
+    become problems. ``origins`` (dotted key → file) records which file set each value."""
     for key, value in overlay.items():
         dotted = f"{prefix}{key}"
         if key not in base:
@@ -98,6 +100,8 @@ def _merge(base: dict, overlay: dict, file: str, prefix: str, problems: list[Pro
                 problems.append(Problem(file, "", dotted, value, "expected a table"))
                 continue
             _merge(base[key], value, file, dotted + ".", problems, origins)
+        elif dotted in ROSTER_BOUNDS:  # read by the roster check only: the overlay would change nothing
+            problems.append(roster_bound_problem(file, "", dotted, value))
         else:
             expected = type(base[key])
             ok = isinstance(value, expected) or (expected is float and isinstance(value, int))
@@ -142,6 +146,20 @@ _ONLY_VALUE = {
     "initiative.max_change_per_battle": (1, "the engine moves the initiative by one level per battle (SoE 6.1, "
                                             "EatS II.4.3); other values are not implemented"),
 }
+
+# Rules that only bound the roster file: soe_sim.data.blocks checks `max_sp` of blocks/blocks.csv against
+# them in the rules/soe.toml of the same data directory, and no game reads them. An overlay, a ruleset with a
+# base, a variant or a design knob setting one would change nothing, so it is an error (:func:`_merge`).
+ROSTER_BOUNDS = ("blocks.brigade_max_sp", "blocks.division_max_sp", "blocks.leader_sp")
+
+
+def roster_bound_problem(file: str, entry: str, key: str, value, what: str = "an overlay or variant") -> Problem:
+    """The error for ``what`` setting ``key``, one of :data:`ROSTER_BOUNDS`."""
+    return Problem(file, entry, key, value,
+                   f"this key only bounds the roster (blocks/blocks.csv `max_sp`, checked when the data is read); "
+                   f"{what} cannot change it",
+                   "edit `max_sp` in blocks/blocks.csv (and this key in rules/soe.toml) of a copy of data/ "
+                   "(SOE_SIM_DATA)")
 
 
 @lru_cache(maxsize=1)
@@ -276,9 +294,11 @@ class Rules:
     def label(self) -> str:
         """The ruleset as output names it: ``meta.id`` (``"soe"``, ``"eats"``), followed by the file name of
         every file read from outside the data's ``rules/`` folder (a ruleset or overlay given as a path, a
-        variant): ``"soe+b_noloss.toml"``. So a custom file is never reported as plain ``soe``."""
-        home = (data_dir() / "rules").resolve()
-        custom = [Path(f).name for f in self.files if Path(f).resolve().parent != home]
+        variant): ``"soe+b_noloss.toml"``. So a custom file is never reported as plain ``soe``. The rules
+        of a copy of ``data/`` given by path (``<root>/rules/*.toml``, :func:`_rules_home`) are named as
+        those of ``$SOE_SIM_DATA`` are: ``"soe"``, not ``"soe+soe.toml"``."""
+        custom = [Path(f).name for f in self.files
+                  if Path(f).resolve().parent != _rules_home(Path(f)).resolve()]
         return "+".join([str(self.values["meta"]["id"]), *custom])
 
     def combat_constants(self) -> CombatRules:
@@ -346,12 +366,53 @@ def builtin_rulesets() -> list[str]:
     return sorted(p.stem for p in (data_dir() / "rules").glob("*.toml"))
 
 
-def _ruleset_path(name_or_path: str | Path) -> Path:
+def _rules_home(path: Path) -> Path:
+    """The ``rules/`` folder whose rulesets the ``[meta] base`` of ruleset file ``path`` names: that of the
+    data root the file belongs to (``<root>/rules/<file>`` beside ``<root>/map/areas.csv``: a copy of
+    ``data/`` given by path, as :func:`soe_sim.data.scenario.data_root_of` finds a scenario's root), else
+    that of the data (``$SOE_SIM_DATA`` or the built-in ``data/``). So ``base = "soe"`` in a copy's
+    ``rules/eats.toml`` is the copy's ``soe.toml``, by path as under ``$SOE_SIM_DATA``."""
+    folder = Path(path).parent  # as given (relative stays relative: messages name the base as the file)
+    real = folder.resolve()
+    if real.name == "rules" and (real.parent / "map" / "areas.csv").is_file():
+        return folder
+    return data_dir() / "rules"
+
+
+def base_files(path: Path | str) -> list[Path]:
+    """The files the ``[meta] base`` chain of ruleset file ``path`` names, nearest first (resolved): what
+    ``soe-sim validate`` checks before the file, whose own check would only repeat a base's problems. The
+    chain stops at a file it cannot read, a base it cannot find and a cycle (:func:`load_rules` reports them)."""
+    out: list[Path] = []
+    path = Path(path)
+    while True:
+        try:
+            meta = load_toml(path).get("meta")
+            path = _base_path(meta["base"], path)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, SoeInputError, AttributeError, KeyError,
+                TypeError):
+            return out
+        if path.resolve() in out:
+            return out
+        out.append(path.resolve())
+
+
+def _ruleset_path(name_or_path: str | Path, home: Path | None = None) -> Path:
+    """The file of a ruleset name (``<home>/<name>.toml``; ``home`` defaults to the data's ``rules/``)
+    or path; an unknown name is a :class:`~soe_sim.errors.SoeInputError` listing those of ``home``."""
     path = Path(name_or_path)
     if path.suffix == ".toml":
         return path
-    path = data_dir() / "rules" / f"{name_or_path}.toml"
+    own = home is not None and home.resolve() != (data_dir() / "rules").resolve()
+    home = data_dir() / "rules" if home is None else home
+    path = home / f"{name_or_path}.toml"
     if not path.exists():
+        if own:  # a copy's ruleset names a base the copy lacks: never the built-in one in silence
+            names = sorted(p.stem for p in home.glob("*.toml"))
+            hint = did_you_mean(str(name_or_path), names)
+            raise SoeInputError(Problem(
+                "ruleset", "", "", str(name_or_path), f"unknown ruleset in {display_path(home)}",
+                (hint + "; " if hint else "") + f"its rulesets: {', '.join(names) or 'none'}"))
         names = builtin_rulesets()
         if (data_dir() / "variants" / f"{name_or_path}.toml").is_file():
             raise SoeInputError(Problem(
@@ -366,9 +427,10 @@ def _ruleset_path(name_or_path: str | Path) -> Path:
 
 
 def _base_path(parent: str, path: Path) -> Path:
-    """:func:`_ruleset_path` of the ``[meta] base`` of ``path``; an unknown name is blamed on that file's key."""
+    """:func:`_ruleset_path` of the ``[meta] base`` of ``path``, within the data root of ``path``
+    (:func:`_rules_home`); an unknown name is blamed on that file's key."""
     try:
-        return _ruleset_path(parent)
+        return _ruleset_path(parent, _rules_home(path))
     except SoeInputError as err:
         raise SoeInputError([Problem(str(path), "meta", "base", p.value, p.message, p.suggestion)
                              for p in err.problems]) from None
@@ -385,11 +447,12 @@ def _load_chain(name: str, chain: tuple[str, ...] = ()) -> tuple[dict, dict, lis
     parent = meta.pop("base", None) if isinstance(meta, dict) else None
     if parent is None:
         return data, sources, [str(path)], _leaves(data, str(path))
-    if not isinstance(parent, str) or str(parent) in chain + (str(name),):
+    chain += (str(path.resolve()),)  # the files of the chain so far: a base names one of them in a cycle
+    base = _base_path(parent, path) if isinstance(parent, str) else None
+    if base is None or str(base.resolve()) in chain:
         raise SoeInputError(Problem(str(path), "meta", "base", parent,
                                     "expected the name of another ruleset (no cycles)", "e.g. base = \"soe\""))
-    _base_path(parent, path)
-    values, base_sources, files, origins = _load_chain(parent, chain + (str(name),))
+    values, base_sources, files, origins = _load_chain(str(base), chain)
     problems: list[Problem] = []
     _merge(values, data, str(path), "", problems, origins)
     if problems:
@@ -402,7 +465,9 @@ def _rules_stamp(ruleset: str, overlays: tuple[str, ...]) -> tuple:
     """``(path, mtime_ns, size)`` of the rules files a load may read (the rules folder of the data,
     a ruleset or overlay given as a path): part of the cache key, so an edited file is read again."""
     files = list((data_dir() / "rules").glob("*.toml"))
-    files += [Path(x) for x in (ruleset, *overlays) if Path(x).suffix == ".toml"]
+    for x in (ruleset, *overlays):
+        if Path(x).suffix == ".toml":  # and the rulesets its base may name (a copy's rules/)
+            files += [Path(x), *_rules_home(Path(x)).glob("*.toml")]
     return file_stamps(files)
 
 
@@ -423,7 +488,7 @@ def _overlay_base(parent, path: Path, loaded: tuple) -> tuple:
     parent_path = _base_path(parent, path)
     if any(_same_files([f], [parent_path]) for f in files):
         return loaded
-    chain = _load_chain(parent)
+    chain = _load_chain(str(parent_path))
     if _same_files(files, chain[2][:len(files)]):
         return chain
     names = " + ".join(Path(f).stem for f in files)
@@ -494,7 +559,12 @@ def load_rules(ruleset: str | Path = "soe", overlays: Iterable[str | Path] = ())
     return Rules(copy.deepcopy(cached.values), dict(cached.sources), list(cached.files))
 
 
-@lru_cache(maxsize=32)
 def default_combat_constants(ruleset: str = "soe") -> CombatRules:
-    """Cached combat constants of a built-in ruleset (hot path of :func:`battle_odds`)."""
-    return _load_cached(ruleset, ()).combat_constants()
+    """Cached combat constants of a built-in ruleset (hot path of :func:`battle_odds`), read again when
+    a rules file has changed (the stamp of :func:`load_rules`)."""
+    return _default_combat_constants(ruleset, _rules_stamp(ruleset, ()))
+
+
+@lru_cache(maxsize=32)
+def _default_combat_constants(ruleset: str, stamp: tuple) -> CombatRules:
+    return _load_cached(ruleset, (), stamp).combat_constants()

@@ -74,5 +74,28 @@ def test_every_row_has_provenance(game_map):
     assert (load_blocks().blocks["source"].str.strip() != "").all()
 
 
+def test_every_rule_and_system_key_has_a_source():
+    # user review: crt.above_highest / crt.below_lowest of systems/rswe.toml had a comment but no [sources] entry
+    import tomllib
+    from pathlib import Path
+
+    def leaves(node, prefix=""):
+        for key, value in node.items():
+            yield from leaves(value, f"{prefix}{key}.") if isinstance(value, dict) else [f"{prefix}{key}"]
+
+    data = Path(__file__).parent.parent / "data"
+    for path in sorted([*(data / "rules").glob("*.toml"), *(data / "systems").glob("*.toml")]):
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        sources = doc.pop("sources", {})
+
+        def cited(key):  # a table's source covers its keys (drm.terrain)
+            parts = key.split(".")
+            return any(".".join(parts[:i]) in sources for i in range(1, len(parts) + 1))
+
+        bare = [k for k in leaves(doc) if k not in ("meta.name", "meta.id", "meta.base", "meta.description")
+                and not cited(k)]
+        assert not bare, f"{path.name}: keys without a [sources] entry: {bare}"
+
+
 def test_load_map_default_is_builtin(game_map):
     assert load_map().n_areas == game_map.n_areas

@@ -397,3 +397,133 @@ def test_validate_takes_a_sweep_config(tmp_path):
         validate([f])
     (p,) = info.value.problems
     assert p.field == "polish" and p.value == "balancd" and "did you mean `balanced`?" in p.suggestion
+
+
+# --- a copy of the built-in data given by path (user review "replacing the built-in data") --------------
+
+BUILTIN = Path(__file__).parent.parent / "data"
+
+
+def copy_builtin(tmp_path: Path) -> Path:
+    root = tmp_path / "copy"
+    shutil.copytree(BUILTIN, root)
+    return root
+
+
+def drop_lines(path: Path, prefixes: tuple[str, ...]) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(x for x in lines if not x.startswith(prefixes)), encoding="utf-8")
+
+
+def test_a_copys_rulesets_take_their_base_from_the_copy(tmp_path):
+    # finding 1: `base = "soe"` in a copy's rules/eats.toml loaded the built-in soe.toml ("expected the ids
+    # 1..55" for a copy with 50-card decks and deck_size = 50; its edits ignored under --ruleset eats)
+    from soe_sim.rules import load_rules
+
+    root = copy_builtin(tmp_path)
+    for side in ("polish", "soviet"):
+        drop_lines(root / "cards" / f"{side}.csv", tuple(f"{i}," for i in range(51, 56)))
+    edit(root / "rules" / "soe.toml", "deck_size = 55", "deck_size = 50")
+    edit(root / "rules" / "soe.toml", "max_level = 5", "max_level = 4")
+    assert len(validate([root, root / "rules" / "eats.toml", root / "rules" / "no-leader-abilities.toml"])) == 3
+    rules = load_rules(root / "rules" / "eats.toml")
+    assert rules["cards.deck_size"] == 50 and rules["initiative.max_level"] == 4
+    assert [Path(f).resolve() for f in rules.files] == [root / "rules" / "soe.toml", root / "rules" / "eats.toml"]
+    # named as under $SOE_SIM_DATA ("eats"), not as an overlay of its own ("soe+soe.toml")
+    assert rules.label == "eats" and load_rules(root / "rules" / "soe.toml").label == "soe"
+    assert load_rules("eats")["cards.deck_size"] == 55  # the built-in data is untouched
+
+
+def test_a_copys_ruleset_base_missing_from_the_copy_is_an_error(tmp_path):
+    from soe_sim.rules import load_rules
+
+    root = copy_builtin(tmp_path)
+    (root / "rules" / "soe.toml").rename(root / "rules" / "base.toml")
+    with pytest.raises(SoeInputError) as info:  # never the built-in soe.toml in silence
+        load_rules(root / "rules" / "eats.toml")
+    (p,) = info.value.problems
+    assert p.file.endswith("eats.toml") and (p.entry, p.field, p.value) == ("meta", "base", "soe")
+    assert "unknown ruleset in" in p.message and "base" in p.suggestion
+    (root / "rules" / "base.toml").rename(root / "rules" / "soe.toml")
+    edit(root / "rules" / "soe.toml", 'id = "soe"\n', 'id = "soe"\nbase = "eats"\n')
+    with pytest.raises(SoeInputError, match="no cycles"):
+        load_rules(root / "rules" / "eats.toml")
+
+
+def test_a_deleted_card_is_one_error_naming_the_deck_file(tmp_path):
+    # finding 1/6: "the deck should have 55 cards" plus "data/cards/polish.csv: expected the ids 1..55"
+    root = copy_builtin(tmp_path)
+    drop_lines(root / "cards" / "polish.csv", ("55,",))
+    (p,) = problems_of(root)
+    assert p.file.endswith("copy/cards/polish.csv") and "missing ids 55" in p.message
+    # a ruleset checked on its own names the copy's deck, not the built-in path
+    (p,) = problems_of(root / "rules" / "soe.toml")
+    assert Path(p.file) == root / "cards" / "polish.csv" and "expected the ids 1..55" in p.message
+
+
+# --- one mistake, one problem (finding 6) -----------------------------------------------------------------
+
+def test_a_header_missing_a_column_is_one_problem(tmp_path):
+    # 1,308 lines: every row "wrong number of fields", every link and scenario area "unknown"
+    root = copy_fixture(tmp_path)
+    edit(root / AREAS, ",name_pl,", ",")
+    (p,) = problems_of(root)
+    assert p.file.endswith(AREAS) and p.entry == "line 2 (header)"
+    assert "the header names 16 columns but every row has 17 fields" in p.message
+    assert "is the header missing `name_pl`?" in p.suggestion
+
+
+def test_a_duplicate_area_row_is_not_a_disconnected_map(tmp_path):
+    root = copy_fixture(tmp_path)
+    row = next(x for x in (root / AREAS).read_text().splitlines() if x.startswith("minsk,"))
+    (root / AREAS).write_text((root / AREAS).read_text() + row + "\n")
+    (p,) = problems_of(root)
+    assert p.field == "id" and "duplicate area id" in p.message
+
+
+def test_a_bad_boolean_is_one_problem(tmp_path):
+    # also "a key city must allow a garrison (got False)" and "garrison in an area that is not a key city"
+    root = copy_fixture(tmp_path)
+    edit(root / AREAS, "H3,north,russia,2,true,", "H3,north,russia,2,maybe,")
+    (p,) = problems_of(root)
+    assert (p.field, p.value, p.message) == ("garrison", "maybe", "expected true or false")
+
+
+def test_a_semicolon_separated_csv_says_so(tmp_path):
+    root = copy_fixture(tmp_path)
+    (root / LINKS).write_text((root / LINKS).read_text().replace(",", ";"))
+    (p,) = problems_of(root)
+    assert p.file.endswith(LINKS) and "separated by semicolons" in p.message and "comma" in p.suggestion
+
+
+# --- messages (finding 8) ---------------------------------------------------------------------------------
+
+def test_coordinates_outside_the_map_are_reported(tmp_path):
+    # swapped lat/lon was "grid square contradicts the coordinates …; the coordinates are in K1"
+    root = copy_fixture(tmp_path)
+    edit(root / AREAS, "Minsk,Mińsk,27.57,53.90,", "Minsk,Mińsk,53.90,27.57,")
+    (p,) = problems_of(root)
+    assert (p.field, p.value) == ("lon", 53.9) and "outside the map" in p.message
+    assert p.suggestion == "are lon and lat swapped?"
+
+
+def test_a_rules_file_syntax_error_reads_as_any_other(tmp_path):
+    # "invalid TOML: … (got '')" for a rules file, "line 12: TOML syntax error: …" for a scenario
+    from soe_sim.rules import load_rules
+
+    f = tmp_path / "r.toml"
+    f.write_text("[combat]\nflank_penalty = \n")
+    for call in (lambda: load_rules(f), lambda: validate([f])):
+        with pytest.raises(SoeInputError) as info:
+            call()
+        (p,) = info.value.problems
+        assert p.entry == "line 2" and p.message.startswith("TOML syntax error: ") and "(got" not in str(p)
+
+
+def test_a_problem_in_a_copys_base_ruleset_is_reported_once(tmp_path):
+    # its rulesets with base = "soe" (eats, no-leader-abilities) are not checked over it: "eats.toml: field
+    # 'combat.flank_penalty': expected string (got 2)" only repeated the base's problem
+    root = copy_builtin(tmp_path)
+    edit(root / "rules" / "soe.toml", "\nflank_penalty = 2\n", '\nflank_penalty = "two"\n')
+    (p,) = problems_of(root)
+    assert p.file.endswith("copy/rules/soe.toml") and (p.field, p.value) == ("combat.flank_penalty", "two")

@@ -7,6 +7,7 @@ placeholder so the remaining checks still run.
 """
 from __future__ import annotations
 
+import collections
 import csv
 import io
 import math
@@ -116,7 +117,9 @@ def _convert(col: Col, raw: str, where: str, path: Path, problems: Problems):
         if low in _FALSE:
             return False
         problems.add(path, where, col.name, raw, "expected true or false")
-        return col.default if col.default is not None else False
+        # the column's default (garrison: unset, i.e. derived from vp), not a False the user never wrote
+        # that later checks would report again ("a key city must allow a garrison (got False)")
+        return col.default
     if kind in ("int", "float"):
         try:
             num = float(text)
@@ -185,13 +188,20 @@ def read_table(path: Path, schema: list[Col], problems: Problems, key: str = "id
     while start < len(lines) and (lines[start].lstrip().startswith("#") or not lines[start].strip()):
         start += 1
     if start == len(lines):
-        problems.add(path, "", "", "", "no header row (file is empty)")
+        problems.add(path, "", "", None, "no header row (file is empty)")
         return empty
     reader = csv.reader(io.StringIO("".join(lines[start:])), strict=True)
     rows: list[tuple[int, list[str]]] = []
     try:
         header = [h.strip() for h in next(reader)]
         header_line = start + 1
+        if len(header) == 1 and header[0].count(";") >= 1 and ";" not in {c.name for c in schema}:
+            # an export in a locale whose list separator is ";" (Excel in much of Europe): one problem, not
+            # every column reported missing
+            problems.add(path, f"line {header_line} (header)", "", header[0],
+                         "the columns are separated by semicolons; a data CSV is comma-separated",
+                         "save it as \"CSV UTF-8 (comma delimited)\", or replace the semicolons by commas")
+            return empty
         while True:
             before = reader.line_num
             try:
@@ -205,8 +215,24 @@ def read_table(path: Path, schema: list[Col], problems: Problems, key: str = "id
                 continue
             rows.append((line, row))
     except csv.Error as exc:
-        problems.add(path, f"line {start + reader.line_num}", "", "", f"CSV syntax error: {exc}")
+        problems.add(path, f"line {start + reader.line_num}", "", None, f"CSV syntax error: {exc}")
         return empty
+
+    widths = collections.Counter(len(row) for _, row in rows)
+    if rows and len(header) not in widths:
+        # no row agrees with the header: the header is wrong, not each row (one problem instead of one
+        # per row and per column it lacks, and no check of a table read from no row at all)
+        width = widths.most_common(1)[0][0]
+        absent = [c.name for c in schema if c.name not in header]
+        hint = None
+        if width > len(header) and absent:
+            hint = f"is the header missing {' or '.join(f'`{a}`' for a in absent[:3])}?"
+        elif width < len(header):
+            hint = "does the header name a column the rows do not have?"
+        rows_have = f"every row has {width}" if len(widths) == 1 else f"no row has as many (most have {width})"
+        problems.add(path, f"line {header_line} (header)", "", None,
+                     f"the header names {len(header)} columns but {rows_have} fields", hint)
+        return Table(path, empty.frame, [], ok=False)
 
     known = {c.name for c in schema}
     for h in header:
@@ -263,7 +289,7 @@ def read_toml(path: Path, problems: Problems) -> dict | None:
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"line (\d+)", msg)
-        problems.add(path, f"line {m.group(1)}" if m else "", "", "", f"TOML syntax error: {msg}")
+        problems.add(path, f"line {m.group(1)}" if m else "", "", None, f"TOML syntax error: {msg}")
     except (OSError, UnicodeDecodeError) as exc:
         problems.add(path, "", "", str(path), f"cannot read file: {exc}")
     return None

@@ -262,6 +262,7 @@ def read_deck(path: Path, problems: Problems, block_ids=None, area_ids=None) -> 
         problems.add(path, "", "id", len(seen), f"the deck should have {deck_size} cards; missing ids {shown}")
     df["effect_code"] = df["effect"]
     df["effect"] = pd.Series(parsed, dtype=object)
+    df.attrs["path"] = str(path)  # the file a later check of the deck (cards.deck_size at set-up) names
     for c in ("id", "orders", "combat_modifier", "infantry_cubes", "cavalry_cubes", "allied_cubes"):
         df[c] = [int(v) if v is not None else 0 for v in df[c]]
     df["remove_after_event"] = df["remove_after_event"].astype(bool)

@@ -102,6 +102,11 @@ class GridCalibration:
         row = int(np.searchsorted(-np.asarray(self.row_edges_lat), -lat, side="right")) - 1
         return min(max(col, 0), 10), min(max(row, 0), GRID_ROWS - 1)
 
+    def inside(self, lon: float, lat: float) -> bool:
+        """Whether ``(lon, lat)`` lies on the calibrated map (edges included)."""
+        return (self.column_edges_lon[0] <= lon <= self.column_edges_lon[-1]
+                and self.row_edges_lat[-1] <= lat <= self.row_edges_lat[0])
+
     def label(self, lon: float, lat: float) -> str:
         """Grid square label (``"B4"``) containing ``(lon, lat)``."""
         c, r = self.square(lon, lat)
@@ -413,7 +418,9 @@ def read_map(map_dir: Path, problems: Problems) -> GameMap | None:
             else:
                 fort_pairs.add((i, area_index[t]))
 
-    if links_t.ok:  # without a readable link table every area would be reported as cut off
+    # without a readable link table every area would be reported as cut off; a duplicate row (or one
+    # without a valid id), which no link can reach, too: its own problem is reported
+    if links_t.ok and len(area_index) == n:
         _check_connected(areas, neighbour_sets, links_path, problems)
 
     # --- arrays --------------------------------------------------------------------------------
@@ -493,7 +500,15 @@ def _check_areas(t: Table, grid: GridCalibration, problems: Problems) -> None:
         if east and supply and supply != "soviet":
             problems.add(path, where, "supply_source", supply, "an Eastern Link is a Soviet supply source")
         lon, lat, g = areas["lon"].iat[i], areas["lat"].iat[i], areas["grid"].iat[i]
-        if grid.defined and g and lon is not None and lat is not None:
+        if grid.defined and lon is not None and lat is not None and not grid.inside(lon, lat):
+            # grid.square clips to the edge square: "the coordinates are in K8" would hide the mistake
+            fld, value = ("lon", lon) if not grid.inside(lon, grid.row_edges_lat[0]) else ("lat", lat)
+            problems.add(path, where, fld, value,
+                         f"the coordinates ({lon:g}, {lat:g}) are outside the map (grid.toml: lon "
+                         f"{grid.column_edges_lon[0]:g}..{grid.column_edges_lon[-1]:g}, lat "
+                         f"{grid.row_edges_lat[-1]:g}..{grid.row_edges_lat[0]:g})",
+                         "are lon and lat swapped?" if grid.inside(lat, lon) else None)
+        elif grid.defined and g and lon is not None and lat is not None:
             c, r = grid.square(lon, lat)
             gc, gr = GRID_COLUMNS.index(g[0]), int(g[1:]) - 1
             if abs(c - gc) > grid.tolerance or abs(r - gr) > grid.tolerance:

@@ -49,6 +49,7 @@ __all__ = [
     "list_scenarios",
     "load_scenario",
     "scenario_paths",
+    "start_stacking_problems",
     "SPECIAL_RULE_KINDS",
     "OBJECTIVE_KINDS",
 ]
@@ -374,6 +375,46 @@ class _Ctx:
         return value
 
 
+def overstacked_areas(areas, game_map, max_blocks: int) -> list[tuple[str, int]]:
+    """``(area, blocks)`` of each area of ``game_map`` holding more than ``max_blocks`` blocks, given the
+    area of each block (unknown areas skipped; Eastern Links are unlimited): the start-position check of
+    SoE 1.0 / 7.33, run by the loader and again under other rules by :func:`start_stacking_problems`."""
+    per_area = Counter(a for a in areas if a in game_map.area_index)
+    return [(a, n) for a, n in per_area.items()
+            if n > max_blocks and not game_map.eastern_link[game_map.area_index[a]]]
+
+
+def start_stacking_problems(scenario: Scenario, game_map, rules, label: str | None = None,
+                            roster=None) -> list[Problem]:
+    """The start positions of ``scenario`` against ``stacking.max_blocks`` of ``rules``.
+
+    The loader checks them against ``rules/soe.toml`` of the scenario's data directory only; a ruleset,
+    overlay or variant (``--ruleset FILE``, ``odds --rules``, a variant's ``[rules]``, a sweep overlay)
+    may lower the limit, and the game would then start overstacked without a word. ``label`` names those
+    rules (default: the last file they were read from). Given ``roster``, leaders are not counted when
+    ``blocks.leaders_in_play`` is false (they are removed before play). One problem for the scenario,
+    naming its file, every overstacked area and the limit; none when the positions are legal.
+    """
+    limit = int(rules["stacking.max_blocks"])
+    dep = scenario.deployment
+    if roster is not None and not bool(rules["blocks.leaders_in_play"]):
+        leaders = set(roster.blocks["id"][roster.blocks["arm"] == "leader"])
+        dep = dep[~dep["block"].isin(leaders)]
+    over = sorted(overstacked_areas(list(dep["area"]), game_map, limit), key=lambda x: (-x[1], x[0]))
+    if not over:
+        return []
+    if label is None:
+        last = str(rules.files[-1]) if rules.files else "the rules"
+        label = display_path(Path(last)) if last.endswith(".toml") else last
+    shown = ", ".join(f"{a} ({n})" for a, n in over[:6]) + (f" and {len(over) - 6} more" if len(over) > 6 else "")
+    file = display_path(scenario.path) if scenario.path is not None else f"scenario {scenario.id}"
+    return [Problem(file, "deployment", "area", None,
+                    f"overstacked at the start under {label} (stacking.max_blocks = {limit}, SoE 7.33): "
+                    f"{len(over)} area(s) hold more blocks: {shown}",
+                    f"raise stacking.max_blocks to at least {over[0][1]}, or play other scenarios under "
+                    f"these rules")]
+
+
 def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: dict | None = None) -> Scenario | None:
     """Read and check one scenario TOML, appending problems; ``None`` when unreadable.
 
@@ -488,11 +529,9 @@ def read_scenario(path: Path, problems: Problems, game_map, roster, decks, doc: 
     # SoE 1.0, 7.33: at most N blocks in an area (Eastern Links unlimited).
     if c.map is not None:
         max_blocks = int(rule(c.root, "stacking.max_blocks"))
-        per_area = Counter(d["area"] for d in deployment if d["_ai"] is not None)
-        for area, n in per_area.items():
-            if n > max_blocks and not c.map.eastern_link[c.map.area_index[area]]:
-                c.add(f"deployment (area={area})", "area", area,
-                      f"overstacked: {n} blocks at the start, the limit is {max_blocks} (SoE 7.33)")
+        for area, n in overstacked_areas([d["area"] for d in deployment], c.map, max_blocks):
+            c.add(f"deployment (area={area})", "area", area,
+                  f"overstacked: {n} blocks at the start, the limit is {max_blocks} (SoE 7.33)")
         sides_in = defaultdict(set)
         for d in deployment:
             if d["_ai"] is not None and d["side"]:

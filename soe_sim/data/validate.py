@@ -57,11 +57,26 @@ def read_dataset(root: Path | str | None, problems: Problems, scenarios: bool = 
     ds.roster = read_blocks(root / "blocks", problems)
     ids = set(ds.roster.block_index) if ds.roster is not None else None
     areas = set(ds.game_map.area_index) if ds.game_map is not None else None
+    sound = {}  # the decks read without a problem: a ruleset's deck-size check of a faulty one only repeats it
     for side in Side.slugs():
+        before = len(problems)
         ds.decks[side] = read_deck(root / "cards" / f"{side}.csv", problems, block_ids=ids, area_ids=areas)
-    for p in sorted((root / "rules").glob("*.toml")):  # the data's rulesets (and their overlays)
-        if _validate_rules(p, problems, ds.game_map, ds.decks):
+        sound[side] = ds.decks[side] if len(problems) == before else None
+    from soe_sim.rules import base_files
+
+    # the data's rulesets (and their overlays), each after its bases: one whose base has a problem is not
+    # checked ("eats.toml: flank_penalty: expected string" for a bad value in its base soe.toml)
+    chains = {p: base_files(p) for p in (root / "rules").glob("*.toml")}
+    faulty: set = set()
+    for p in sorted(chains, key=lambda q: (len(chains[q]), q.name)):
+        if faulty.intersection(chains[p]):
+            continue
+        before = len(problems)
+        if _validate_rules(p, problems, ds.game_map, sound):
             ds.rulesets.append(p.stem)
+        elif len(problems) > before:
+            faulty.add(p.resolve())
+    ds.rulesets.sort()
     if scenarios:
         for p in scenario_paths(root):
             sc = read_scenario(p, problems, ds.game_map, ds.roster, ds.decks)
@@ -120,9 +135,35 @@ def _validate_rules(path: Path, problems: Problems, game_map=None, decks: dict |
         if found:
             problems.extend(found)
             return ""
+    found = _start_problems(path, rules)
+    if found:
+        problems.extend(found)
+        return ""
     if overlay:
         return f"{display_path(path)}: rules overlay, valid over soe"
     return f"{display_path(path)}: ruleset {rules['meta.id']}"
+
+
+def _start_problems(path: Path, rules) -> list:
+    """The scenarios of the file's data directory (else the built-in ones) that would start overstacked
+    under ``rules`` (:func:`soe_sim.data.scenario.start_stacking_problems`, as set-up finds it): read only
+    when ``stacking.max_blocks`` is below the limit the loader checked them with (``rules/soe.toml``)."""
+    from soe_sim.data._rules import rule
+    from soe_sim.data.scenario import start_stacking_problems
+
+    root = _root_of_file(path)
+    if int(rules["stacking.max_blocks"]) >= int(rule(root, "stacking.max_blocks")):
+        return []
+    game_map, roster = read_map(root / "map", Problems()), read_blocks(root / "blocks", Problems())
+    if game_map is None or roster is None:  # context only: their own problems are not this file's
+        return []
+    decks = {s: read_deck(root / "cards" / f"{s}.csv", Problems()) for s in Side.slugs()}
+    found = []
+    for p in scenario_paths(root):
+        sc = read_scenario(p, Problems(), game_map, roster, decks)
+        if sc is not None:
+            found += start_stacking_problems(sc, game_map, rules, display_path(path), roster)
+    return found
 
 
 def _validate_sweep(path: Path, problems: Problems) -> str:

@@ -419,11 +419,24 @@ def _check_rules(rules: dict, ruleset: str | None, file: str, problems: list) ->
     values = copy.deepcopy(base.values)
     before = len(problems)
     merge_checked(values, rules, file, "rules", problems, strict=True)
+    _roster_bounds(rules, file, problems)
     if len(problems) == before:  # the ranges of load_rules (e.g. initiative.max_level >= min_level)
         try:
             check_rules(Rules(values, {}, [file]), file)
         except SoeInputError as err:
             problems.extend(err.problems)
+
+
+def _roster_bounds(rules: dict, file: str, problems: list) -> None:
+    """A problem for each key of :data:`soe_sim.rules.ROSTER_BOUNDS` that ``rules`` (a variant's ``[rules]``)
+    sets: they bound the roster file only, so the variant would change nothing."""
+    from soe_sim.rules import ROSTER_BOUNDS, roster_bound_problem
+
+    for key in ROSTER_BOUNDS:
+        table, name = key.split(".")
+        node = rules.get(table) if isinstance(rules, dict) else None
+        if isinstance(node, dict) and name in node:
+            problems.append(roster_bound_problem(file, "[rules]", key, node[name]))
 
 
 def _card_value(col, value, file, where, fld, problems):
@@ -783,11 +796,26 @@ def _expand_vp(scn: dict) -> dict:
     return scn
 
 
+def _data_stamp(scenario_ref: str, spec_json: str) -> tuple:
+    """The data root and ``(path, mtime_ns, size)`` of every file a resolve of ``scenario_ref`` under the
+    variant ``spec_json`` reads (``soe_sim.engine.game._data_stamp``: the scenario, the map, blocks, cards
+    and rules of its data root and of ``data_dir()``, the variant's ruleset file): part of the cache keys
+    below, so an edited data file is read again (a stale arm would make ``compare`` report a false effect).
+    An unknown scenario gives an empty stamp: :func:`_resolve_cached` reports it."""
+    from soe_sim.engine.game import _data_stamp as setup_stamp
+
+    ruleset = json.loads(spec_json).get("ruleset") or "soe"
+    try:
+        return str(data_dir()), setup_stamp(scenario_ref, str(ruleset))
+    except SoeInputError:
+        return str(data_dir()), ()
+
+
 @functools.lru_cache(maxsize=64)
-def _resolve_cached(scenario_ref: str, spec_json: str) -> Resolved:
+def _resolve_cached(scenario_ref: str, spec_json: str, stamp: tuple = ()) -> Resolved:
     from soe_sim.data import load_blocks, load_map
     from soe_sim.data._io import Problems, display_path, read_toml
-    from soe_sim.data.scenario import _resolve, read_scenario
+    from soe_sim.data.scenario import _resolve, read_scenario, start_stacking_problems
     from soe_sim.rules import Rules, check_rules, load_rules
 
     v = Variant.from_spec(json.loads(spec_json))
@@ -800,6 +828,7 @@ def _resolve_cached(scenario_ref: str, spec_json: str) -> Resolved:
     base = load_rules(v.ruleset or "soe")
     values = copy.deepcopy(base.values)
     merge_checked(values, v.rules, label, "rules", problems, strict=True)
+    _roster_bounds(v.rules, label, problems)
     decks, changed, extra_removed = _apply_decks(v, label, problems)
     if changed:
         values["cards"]["deck_size"] = int(len(decks["polish"]))
@@ -831,6 +860,10 @@ def _resolve_cached(scenario_ref: str, spec_json: str) -> Resolved:
         where = f"{label} [scenario] applied to {display_path(path)}"
         raise SoeInputError([Problem(where, p.entry, p.field, p.value, p.message, p.suggestion) for p in sp]
                             or Problem(where, "", "", "", "the scenario could not be built"))
+    # the loader checked the start against rules/soe.toml; the variant's stacking.max_blocks may be lower
+    over = start_stacking_problems(scenario, game_map, rules, label, roster)
+    if over:
+        raise SoeInputError(over)
     try:
         rules.combat_constants()  # the chart's shape (SoE 7.41) is checked before any game
     except SoeInputError as err:
@@ -843,16 +876,17 @@ def resolve(scenario, variant: Variant | str | None = None) -> Resolved:
     """The rules, decks and checked Scenario of ``scenario`` (an id or a TOML path) under
     ``variant`` (cached); bad values are a SoeInputError naming the variant's file."""
     v = BASE if variant is None else load_variant(variant)
-    return _resolve_cached(str(scenario), v.cache_key())
+    key = v.cache_key()
+    return _resolve_cached(str(scenario), key, _data_stamp(str(scenario), key))
 
 
 @functools.lru_cache(maxsize=64)
-def _setup_cached(scenario_ref: str, spec_json: str):
+def _setup_cached(scenario_ref: str, spec_json: str, stamp: tuple = ()):
     from soe_sim.data import load_blocks, load_map
     from soe_sim.data.cards import deck_override
     from soe_sim.engine.game import _build_setup
 
-    r = _resolve_cached(scenario_ref, spec_json)
+    r = _resolve_cached(scenario_ref, spec_json, stamp)
     if r.decks_changed:
         with deck_override(r.decks):  # card state, Events' Area and event table read the changed decks
             return _build_setup(r.scenario, load_map(), load_blocks(), r.rules)
@@ -868,7 +902,8 @@ def variant_setup(scenario, variant: Variant | str | None = None):
         from soe_sim.engine.game import game_setup
 
         return game_setup(str(scenario))  # unknown ids: a SoeInputError with a suggestion
-    return _setup_cached(str(scenario), v.cache_key())
+    key = v.cache_key()
+    return _setup_cached(str(scenario), key, _data_stamp(str(scenario), key))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -993,6 +1028,10 @@ def parse_knob(name: str, where: str = "--knob") -> Knob:
     if len(parts) < 2:
         raise SoeInputError(Problem(where, "", "", name, "the knob names a whole section",
                                     "e.g. rules.combat.flank_penalty"))
+    from soe_sim.rules import ROSTER_BOUNDS, roster_bound_problem
+
+    if parts[0] == "rules" and ".".join(parts[1:]) in ROSTER_BOUNDS:  # no game reads it: a flat line
+        raise SoeInputError(roster_bound_problem(where, "", "", name, "a knob"))
     if parts[0] == "cards":
         if len(parts) != 5 or parts[2] != "change" or not parts[3].isdigit():
             raise SoeInputError(Problem(where, "", "", name, "a card knob is cards.<side>.change.<id>.<column>",
@@ -1080,4 +1119,8 @@ def list_knobs(scenario, variant=None) -> list[tuple[str, float | int]]:
     for key in ("vp", "start", "end", "initiative", "cubes", "objective", "victory", "deployment", "reinforcement"):
         if key in view:
             walk(view[key], f"scenario.{key}.")
-    return [(n, v) for n, v in out if n != "rules.cards.deck_size"]
+    # cards.deck_size follows the decks; the roster bounds are read by no game (soe_sim.rules.ROSTER_BOUNDS)
+    from soe_sim.rules import ROSTER_BOUNDS
+
+    hidden = {"rules.cards.deck_size"} | {f"rules.{k}" for k in ROSTER_BOUNDS}
+    return [(n, v) for n, v in out if n not in hidden]

@@ -453,7 +453,7 @@ def _overlay_rules(ruleset: str, overlay: Overlay, file: str = "<config>"):
 
 
 @functools.lru_cache(maxsize=64)
-def _setup_cached(scenario: str, ruleset: str, overlay_json: str):
+def _setup_cached(scenario: str, ruleset: str, overlay_json: str, stamp: tuple = ()):
     from soe_sim.data import load_scenario
     from soe_sim.engine.game import _build_setup, game_setup, scenario_data
 
@@ -474,7 +474,23 @@ def overlay_setup(scenario: str, overlay: Overlay | None = None, ruleset: str = 
     """The engine GameSetup of ``scenario`` under ``ruleset`` and ``overlay`` (cached)."""
     overlay = overlay or Overlay("base")
     key = json.dumps(overlay.to_dict(), sort_keys=True)
-    return _setup_cached(scenario, ruleset, key)
+    return _setup_cached(scenario, ruleset, key, _overlay_stamp(scenario, ruleset, overlay))
+
+
+def _overlay_stamp(scenario: str, ruleset: str, overlay: Overlay) -> tuple:
+    """The data root and the file stamps of the set-up (``soe_sim.engine.game._data_stamp``) and of the
+    overlay's files: part of the cache key, so a data file edited between two calls is read again. An
+    unknown scenario gives an empty stamp (the set-up reports it)."""
+    from soe_sim._paths import data_dir, file_stamps
+    from soe_sim.engine.game import _data_stamp
+
+    if overlay.variant:  # a designer variant names its own ruleset
+        ruleset = str(overlay.variant.get("ruleset") or "soe")
+    try:
+        stamp = _data_stamp(scenario, ruleset)
+    except SoeInputError:
+        stamp = ()
+    return str(data_dir()), stamp, file_stamps(overlay.files)
 
 
 # --------------------------------------------------------------------------------------------------

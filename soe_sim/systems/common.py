@@ -55,8 +55,12 @@ def read_toml(path: str | Path, what: str) -> dict:
         raise SoeInputError(Problem(str(path), "", "", str(path), f"{what} not found")) from None
     except IsADirectoryError:
         raise SoeInputError(Problem(str(path), "", "", str(path), f"{what} is a directory")) from None
-    except tomllib.TOMLDecodeError as err:
-        raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
+    except tomllib.TOMLDecodeError:
+        from soe_sim.data._io import Problems, read_toml as read_data_toml
+
+        problems = Problems()  # worded and located as a syntax error in any other data file
+        read_data_toml(Path(path), problems)
+        raise SoeInputError(problems) from None
 
 
 def system_file(system: str, path: str | Path | None = None) -> tuple[dict, Path]:

@@ -202,7 +202,12 @@ def new_rng(seed: SeedLike | np.ndarray = None) -> np.ndarray:
 def _deck_arrays(cards: pd.DataFrame, side_name: str, deck_size: int) -> dict:
     ids = [int(v) for v in cards["id"]]
     if sorted(ids) != list(range(1, deck_size + 1)):
-        raise SoeInputError(Problem(f"data/cards/{side_name}.csv", "", "id", len(ids),
+        from soe_sim._paths import data_dir
+        from soe_sim.data._io import display_path
+
+        # the file the deck was read from (soe_sim.data.cards.read_deck), else the data's own
+        file = cards.attrs.get("path") or data_dir() / "cards" / f"{side_name}.csv"
+        raise SoeInputError(Problem(display_path(file), "", "id", len(ids),
                                     f"expected the ids 1..{deck_size} (cards.deck_size) once each"))
     n = deck_size
     out = {

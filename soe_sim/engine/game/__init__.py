@@ -467,8 +467,11 @@ def _build_setup(scenario, game_map, roster, rules, decks: dict | None = None) -
     from soe_sim.engine.reinforce import reinforce_constants
     from soe_sim.engine.events import new_game_with_events_area
     from soe_sim.engine.state import engine_constants
+    from soe_sim.data.scenario import start_stacking_problems
 
     problems = ruleset_problems(rules, game_map)  # all at once (soe-sim validate runs the same checks)
+    # the loader checked the start against rules/soe.toml; an overlay may lower stacking.max_blocks
+    problems += start_stacking_problems(scenario, game_map, rules, roster=roster)
     if problems:
         raise SoeInputError(problems)
     scenario = ruleset_scenario(scenario, roster, rules)  # EatS: no leaders (V10)

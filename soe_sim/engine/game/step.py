@@ -202,8 +202,18 @@ def _shutdown(chan: _Channel, thread: threading.Thread, timeout: float = _JOIN_T
 # Human-readable options
 
 
-@functools.lru_cache(maxsize=4)
 def _card_names(side: int) -> dict:
+    """Card names of ``side``'s deck by id, read again when a deck or rules file changed (as ``_cards`` of
+    the playtest story)."""
+    from soe_sim._paths import data_dir, file_stamps
+
+    root = data_dir()
+    files = [*(root / "cards").glob("*.csv"), *(root / "rules").glob("*.toml")]
+    return _card_names_stamped(int(side), str(root), file_stamps(files))
+
+
+@functools.lru_cache(maxsize=4)
+def _card_names_stamped(side: int, root: str, stamp: tuple) -> dict:
     from soe_sim.data import Side
     from soe_sim.data.cards import load_cards
 
