@@ -14,18 +14,9 @@ import pytest
 from soe_sim._paths import data_dir
 from soe_sim.cli import main
 from soe_sim.errors import SoeInputError
+from tests.test_design_variant import _problems, _write
 
 STACK1 = '[meta]\nbase = "soe"\n[stacking]\nmax_blocks = 1\n'
-
-
-def _write(tmp_path, name, text):
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
-def _problems(excinfo) -> list[str]:
-    return [str(p) for p in excinfo.value.problems]
 
 
 def _error_lines(capsys) -> list[str]:

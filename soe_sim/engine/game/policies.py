@@ -438,6 +438,15 @@ def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, 
 
 
 @njit(cache=True, _nrt=False, internal=True)
+def known_rows_nb(state, orders, side, params_row, known):
+    """:func:`known_areas_nb` into the rows ``K_OWN_N``, ``K_OWN_SP``, ``K_EN_N``, ``K_EN_SP``,
+    ``K_UNSEEN`` of ``known`` (N_KNOWN, n_areas), which it returns."""
+    known_areas_nb(state, orders, side, params_row, known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP],
+                   known[K_UNSEEN])
+    return known
+
+
+@njit(cache=True, _nrt=False, internal=True)
 def _adjacent_sum_nb(m, a, arr):
     t = 0.0
     for e in range(m.adj_indptr[a], m.adj_indptr[a + 1]):
@@ -637,9 +646,7 @@ def _order_known_nb(state, orders, pol, side, known):
     ``side`` knows (:func:`known_areas_nb`), whether all its blocks there are in supply and the
     largest SP deficit of its blocks there (the Reorganization ``target_vp`` column, in one pass
     over the blocks instead of one per row)."""
-    pr = pol.params[side]
-    known_areas_nb(state, orders, side, pr, known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP],
-                   known[K_UNSEEN])
+    known_rows_nb(state, orders, side, pol.params[side], known)
     insup = known[K_INSUP]
     insup[:] = 1.0
     deficit = known[K_DEFICIT]
@@ -1096,13 +1103,8 @@ def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_bloc
     """:func:`fill_move_features_nb` with the caller's :class:`FeatScratch` ``scr``."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    known = scr.known
-    own_n = known[K_OWN_N]
-    own_sp = known[K_OWN_SP]
-    en_n = known[K_EN_N]
-    en_sp = known[K_EN_SP]
-    unseen = known[K_UNSEEN]
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    known = known_rows_nb(state, orders, side, pr, scr.known)
+    own_n, own_sp, en_n, en_sp, unseen = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP], known[K_UNSEEN]
     forced = False
     if not rail:
         forced = onb.is_forced_nb(orders.order_type[order_id])
@@ -1161,13 +1163,8 @@ def fill_battle_features_nb(state, cs, orders, m, pol, side, area, attacker, car
     """BATTLE_CARD (``combat`` False) and COMBAT_CARD rows; row 0 = no battle card / blind draw."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    known = pol.known  # PolicySet scratch: no allocation per decision
-    own_n = known[K_OWN_N]
-    own_sp = known[K_OWN_SP]
-    en_n = known[K_EN_N]
-    en_sp = known[K_EN_SP]
-    unseen = known[K_UNSEEN]
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    known = known_rows_nb(state, orders, side, pr, pol.known)  # PolicySet scratch: no allocation per decision
+    own_n, own_sp, en_n, en_sp, unseen = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP], known[K_UNSEEN]
     hs = 0
     tot = 0.0
     cnt = 0
@@ -1476,13 +1473,8 @@ def fill_reinforce_pair_features_nb(state, orders, m, pol, side, smask, build_b,
     ``n_builds`` pairs)."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    known = pol.known  # PolicySet scratch: no allocation per decision
-    own_n = known[K_OWN_N]
-    own_sp = known[K_OWN_SP]
-    en_n = known[K_EN_N]
-    en_sp = known[K_EN_SP]
-    unseen = known[K_UNSEEN]
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    known = known_rows_nb(state, orders, side, pr, pol.known)  # PolicySet scratch: no allocation per decision
+    own_n, own_sp, en_n, en_sp, unseen = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP], known[K_UNSEEN]
     t = 1
     nbk = smask.shape[0]
     for b in range(nbk):
@@ -1605,13 +1597,8 @@ def fill_event_target_features_nb(state, orders, m, pol, table, side, card, ctx,
     would lose, ``destroys``)."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    known = pol.known  # PolicySet scratch: no allocation per decision
-    own_n = known[K_OWN_N]
-    own_sp = known[K_OWN_SP]
-    en_n = known[K_EN_N]
-    en_sp = known[K_EN_SP]
-    unseen = known[K_UNSEEN]
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    known = known_rows_nb(state, orders, side, pr, pol.known)  # PolicySet scratch: no allocation per decision
+    own_n, own_sp, en_n, en_sp, unseen = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP], known[K_UNSEEN]
     c = card - 1
     tk = table.target_kind[side, c]
     code = enb.FX_NONE
@@ -1737,13 +1724,8 @@ def fill_battle_order_features_nb(state, orders, m, pol, side, areas, sizes, n, 
     the strengths it knows (an own garrison counts 1 SP)."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    known = pol.known  # PolicySet scratch: no allocation per decision
-    own_n = known[K_OWN_N]
-    own_sp = known[K_OWN_SP]
-    en_n = known[K_EN_N]
-    en_sp = known[K_EN_SP]
-    unseen = known[K_UNSEEN]
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    known = known_rows_nb(state, orders, side, pr, pol.known)  # PolicySet scratch: no allocation per decision
+    own_n, own_sp, en_n, en_sp, unseen = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP], known[K_UNSEEN]
     for i in range(n):
         a = areas[i]
         feat[i, 0] = a
@@ -1772,13 +1754,8 @@ def fill_advance_features_nb(state, orders, m, pol, side, area, blocks, n, feat)
     arrivals back, SoE 7.33); threats are the known enemy SP next to the area."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    known = pol.known  # PolicySet scratch: no allocation per decision
-    own_n = known[K_OWN_N]
-    own_sp = known[K_OWN_SP]
-    en_n = known[K_EN_N]
-    en_sp = known[K_EN_SP]
-    unseen = known[K_UNSEEN]
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    known = known_rows_nb(state, orders, side, pr, pol.known)  # PolicySet scratch: no allocation per decision
+    own_n, own_sp, en_n, en_sp, unseen = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP], known[K_UNSEEN]
     stay = own_n[area]
     over = max(0.0, stay - pol.max_blocks) if not m.eastern_link[area] else 0.0
     threat = _adjacent_sum_nb(m, area, en_sp)
@@ -1837,13 +1814,8 @@ def fill_exec_order_features_scratch_nb(state, orders, m, orules, pol, side, ord
     :class:`~soe_sim.engine.orders.nb.MoveScratch` ``mscr`` (``legal_moves_scratch_nb``) and
     :class:`FeatScratch` ``fscr`` instead of fresh ones (no allocation: no reference counting)."""
     pr = pol.params[side]
-    known = fscr.known
-    own_n = known[K_OWN_N]
-    own_sp = known[K_OWN_SP]
-    en_n = known[K_EN_N]
-    en_sp = known[K_EN_SP]
-    unseen = known[K_UNSEEN]
-    known_areas_nb(state, orders, side, pr, own_n, own_sp, en_n, en_sp, unseen)
+    known = known_rows_nb(state, orders, side, pr, fscr.known)
+    own_n, own_sp, en_n, en_sp, unseen = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP], known[K_UNSEEN]
     cap = mb.shape[0]
     seen = fscr.seen
     for i in range(n):
