@@ -14,7 +14,7 @@ from typing import Any, Iterable, NamedTuple
 import numpy as np
 
 from soe_sim._paths import data_dir, file_stamps
-from soe_sim.data._io import Problems, display_path, load_toml, read_toml
+from soe_sim.data._io import display_path, load_toml, toml_syntax_error
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 
@@ -62,9 +62,7 @@ def _read_toml(path: Path) -> dict:
     except (OSError, UnicodeDecodeError) as err:
         raise SoeInputError(Problem(str(path), "", "", str(path), f"cannot read file: {err}")) from None
     except tomllib.TOMLDecodeError:
-        problems = Problems()  # worded and located as a syntax error in any other data file
-        read_toml(path, problems)
-        raise SoeInputError(problems) from None
+        raise toml_syntax_error(path) from None  # worded and located as in any other data file
     if is_variant_doc(data):
         raise SoeInputError(Problem(str(path), "", "", str(path), "a design variant, not a ruleset or rules overlay",
                                     "use it with compare / sensitivity / tune (--variant) or as a sweep overlay "

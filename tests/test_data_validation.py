@@ -508,7 +508,7 @@ def test_coordinates_outside_the_map_are_reported(tmp_path):
 
 
 def test_a_rules_file_syntax_error_reads_as_any_other(tmp_path):
-    # "invalid TOML: … (got '')" for a rules file, "line 12: TOML syntax error: …" for a scenario
+    # a rules file's syntax error is worded and located as a scenario's ("line 12: TOML syntax error: …")
     from soe_sim.rules import load_rules
 
     f = tmp_path / "r.toml"

@@ -94,6 +94,11 @@ def test_config_errors(tmp_path):
                         "pairs": [{"polish": "random", "soviet": "random"}]})
     with pytest.raises(SoeInputError, match="sweep config not found"):
         sw.load_config(tmp_path / "nope.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text('scenarios = ["tutorial"]\nchunks = \n')
+    with pytest.raises(SoeInputError, match=r"broken\.toml: line 2: TOML syntax error: ") as e:
+        sw.load_config(broken)
+    assert "(got" not in str(e.value)
 
 
 def test_plan_and_seeds(config):

@@ -295,6 +295,16 @@ def read_toml(path: Path, problems: Problems) -> dict | None:
     return None
 
 
+def toml_syntax_error(path) -> "SoeInputError":
+    """The error of a TOML file that does not parse (``tomllib.TOMLDecodeError``), worded and located as for
+    every data file (``line N: TOML syntax error: …``), for the readers of rules, variants and sweep configs."""
+    from soe_sim.errors import SoeInputError
+
+    problems = Problems()
+    read_toml(Path(path), problems)
+    return SoeInputError(problems)
+
+
 def check_keys(d: dict, allowed: Iterable[str], path: Path, entry: str, problems: Problems,
                required: Iterable[str] = ()) -> None:
     """Report unknown keys (with a suggestion) and missing required keys of a TOML table.

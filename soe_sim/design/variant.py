@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from soe_sim._paths import data_dir
-from soe_sim.data._io import Problems, load_toml
+from soe_sim.data._io import Problems, load_toml, toml_syntax_error
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 __all__ = [
@@ -692,8 +692,8 @@ def load_variant(ref, base_dir: Path | str | None = None, *, _stack: tuple = (),
         doc = load_toml(path)
     except UnicodeDecodeError as err:
         raise SoeInputError(Problem(str(path), "", "", str(path), f"cannot read the variant: {err}")) from None
-    except tomllib.TOMLDecodeError as err:
-        raise SoeInputError(Problem(str(path), "", "", "", f"invalid TOML: {err}")) from None
+    except tomllib.TOMLDecodeError:
+        raise toml_syntax_error(path) from None
     except OSError as err:
         raise SoeInputError(Problem(str(path), "", "", str(path), f"cannot read the variant: {err.strerror}")) from None
     from soe_sim.data._io import display_path

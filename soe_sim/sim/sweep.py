@@ -64,7 +64,7 @@ import numpy as np
 import pandas as pd
 
 from soe_sim._dask import check_scheduler_address
-from soe_sim.data._io import load_toml
+from soe_sim.data._io import load_toml, toml_syntax_error
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
 from soe_sim.random import seed_int
 
@@ -245,8 +245,8 @@ def load_config(config, *, base_dir: str | Path | None = None) -> SweepConfig:
             raise SoeInputError(Problem(file, "", "", file, "sweep config not found")) from None
         except (OSError, UnicodeDecodeError) as err:
             raise SoeInputError(Problem(file, "", "", file, f"cannot read the sweep config: {err}")) from None
-        except tomllib.TOMLDecodeError as err:
-            raise SoeInputError(Problem(file, "", "", "", f"invalid TOML: {err}")) from None
+        except tomllib.TOMLDecodeError:
+            raise toml_syntax_error(config) from None
         base_dir = Path(config).resolve().parent if base_dir is None else Path(base_dir)
     else:
         file = "<config>"
