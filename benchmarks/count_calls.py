@@ -14,6 +14,11 @@ JSON: for each kernel of ``soe_sim.engine`` and ``soe_sim.battle``, its calls pe
 interpreter time per game (``python_ms_per_game``: a rough measure of the work it does, not of its
 compiled time), and for each ``--callers`` name the calls per game from each caller. Kernels that
 LLVM inlines still count here: these are calls in the source, not in the machine code.
+
+``decisions`` lists, per decision kind (``soe_sim.engine.game.Decision``), the decisions a game asks
+(``per_game``), those with a choice (``with_choice_per_game``: more than one option) and their mean number
+of options (``mean_options``): the calls of ``decide_nb`` and, for a scripted side's ORDER decisions, of
+``decide_scores_nb``, counted by wrapping them (the interpreted loop looks them up at each call).
 """
 from __future__ import annotations
 
@@ -34,14 +39,35 @@ _PACKAGES = ("soe_sim/engine/", "soe_sim/battle/")
 
 def _count(scenario: str, polish: str, soviet: str, games: int, seed: int, ruleset: str, callers: tuple,
            top: int) -> dict:
-    from soe_sim.engine.game import nb, play_games
+    from soe_sim.engine.game import Decision, nb, play_games
 
+    asked: dict[int, list[int]] = {}  # kind -> [decisions, with a choice, options of those with a choice]
+
+    def count(kind, n):
+        row = asked.setdefault(int(kind), [0, 0, 0])
+        row[0] += 1
+        if n > 1:
+            row[1] += 1
+            row[2] += int(n)
+
+    decide, decide_scores = nb.decide_nb, nb.decide_scores_nb
+
+    def counted_decide(policies, side, kind, n, *rest):
+        count(kind, n)
+        return decide(policies, side, kind, n, *rest)
+
+    def counted_decide_scores(policies, side, n, *rest):
+        count(Decision.ORDER, n)  # the scripted ORDER choice (game.nb.place_orders_nb)
+        return decide_scores(policies, side, n, *rest)
+
+    nb.decide_nb, nb.decide_scores_nb = counted_decide, counted_decide_scores
     profile = cProfile.Profile()
     start = time.perf_counter()
     profile.enable()
     rows = play_games(scenario, games, seed=seed, threads=1, polish=polish, soviet=soviet, raw=True,
                       ruleset=ruleset)
     profile.disable()
+    nb.decide_nb, nb.decide_scores_nb = decide, decide_scores
     elapsed = time.perf_counter() - start
     stats = pstats.Stats(profile).stats
     kernels = []
@@ -68,6 +94,10 @@ def _count(scenario: str, polish: str, soviet: str, games: int, seed: int, rules
         "scenario": scenario, "polish": polish, "soviet": soviet, "ruleset": ruleset, "games": games, "seed": seed,
         "mean_steps_per_game": float(rows[:, nb.R_STEPS].mean()),
         "python_seconds": round(elapsed, 2),
+        "decisions": {Decision(k).name: {"per_game": round(c[0] / games, 2),
+                                         "with_choice_per_game": round(c[1] / games, 2),
+                                         "mean_options": round(c[2] / c[1], 2) if c[1] else 0.0}
+                      for k, c in sorted(asked.items(), key=lambda kv: -kv[1][0])},
         "kernels": kernels[:top] if top else kernels,
         "callers": caller_table,
     }
