@@ -8,6 +8,8 @@ plain arrays and scalars, and fill caller-allocated ``out`` arrays.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from soe_sim._jit import njit
@@ -257,20 +259,27 @@ def battle_inputs_nb(state, map_arrays, area, defender, block_half,
     return n_att, n_def, n_support, fortified
 
 
-@njit(cache=True, _nrt=True)
-def force_arrays_nb(state, idx, n, block_half):
-    """The resolver's arrays of one side's blocks ``idx[:n]`` (:func:`soe_sim.battle.nb.prepare_battle_nb`):
-    SP (int64), half strength (bool: ``block_half``, SoE 7.2) and arm (int64), each of shape (n,)."""
-    sp = np.empty(n, dtype=np.int64)
-    half = np.empty(n, dtype=np.bool_)
-    arm = np.empty(n, dtype=np.int64)
-    force_arrays_into_nb(state, idx, n, block_half, sp, half, arm)
-    return sp, half, arm
+@njit(cache=True, inline="always")
+def force_views_nb(state, att_idx, n_att, def_idx, n_def, block_half, force, fhalf):
+    """Both sides' resolver arrays (:func:`force_arrays_into_nb`) written into rows of the caller's scratch
+    ``force`` int64 (4, n_blocks) and ``fhalf`` bool (2, n_blocks); returns the views ``att_sp, att_half,
+    att_arm, def_sp, def_half, def_arm`` (lengths ``n_att`` / ``n_def``)."""
+    att_sp = force[0, :n_att]
+    att_arm = force[1, :n_att]
+    att_half = fhalf[0, :n_att]
+    def_sp = force[2, :n_def]
+    def_arm = force[3, :n_def]
+    def_half = fhalf[1, :n_def]
+    force_arrays_into_nb(state, att_idx, n_att, block_half, att_sp, att_half, att_arm)
+    force_arrays_into_nb(state, def_idx, n_def, block_half, def_sp, def_half, def_arm)
+    return att_sp, att_half, att_arm, def_sp, def_half, def_arm
 
 
 @njit(cache=True, _nrt=False, internal=True)
 def force_arrays_into_nb(state, idx, n, block_half, out_sp, out_half, out_arm):
-    """:func:`force_arrays_nb` into the caller's arrays (their first ``n`` entries)."""
+    """The resolver's arrays of one side's blocks ``idx[:n]`` (:func:`soe_sim.battle.nb.prepare_battle_nb`)
+    into the caller's ``out_sp`` (int64), ``out_half`` (bool: ``block_half``, SoE 7.2) and ``out_arm``
+    (int64), their first ``n`` entries."""
     for k in range(n):
         b = idx[k]
         out_sp[k] = state.block_sp[b]
@@ -328,6 +337,49 @@ def resolve_battle_in_state_nb(state, map_arrays, combat_rules, area, block_half
                                  np.zeros((0, 0), dtype=np.bool_))
 
 
+class BattleScratch(NamedTuple):
+    """Arrays of one battle's resolution and of the round loop's battle step, allocated once per thread
+    (``work.new_game_scratch``) instead of at every battle. ``idx`` int64 (3, n_blocks): attacking blocks,
+    defending blocks, attack directions; ``force`` int64 (4, n_blocks): attackers' SP and arm, defenders'
+    SP and arm; ``fhalf`` bool (2, n_blocks); ``prep`` int64 (N_PREP,); ``res`` int64 (N_OUT,); ``blocks``
+    int64 (2, n_blocks): retreating blocks and their targets; ``area_flags`` bool (3, n_areas): enemy
+    areas, retreat goals, allowed areas; ``area_counts`` int32 (2, n_areas); ``edge_blocked`` bool
+    (n_links,); ``cand`` int64 (2, n_links + 1): retreat candidates and their distances. For the loop's
+    battle step (``game.nb.battles_nb``): ``area_rows`` int64 (3, n_areas) (battle areas, sizes, tied
+    areas), ``adv`` int64 (n_blocks,), ``eff`` int64 (2, N_EFFECT), ``rec`` int64 (N_B,), ``opts`` int64
+    (n_cards + 1,)."""
+
+    idx: np.ndarray
+    force: np.ndarray
+    fhalf: np.ndarray
+    prep: np.ndarray
+    res: np.ndarray
+    blocks: np.ndarray
+    area_flags: np.ndarray
+    area_counts: np.ndarray
+    edge_blocked: np.ndarray
+    cand: np.ndarray
+    area_rows: np.ndarray
+    adv: np.ndarray
+    eff: np.ndarray
+    rec: np.ndarray
+    opts: np.ndarray
+
+
+@njit(cache=True, _nrt=True)
+def new_battle_scratch_nb(n_blocks, n_areas, n_links, n_cards):
+    """A :class:`BattleScratch` for ``n_blocks`` blocks on a map of ``n_areas`` areas and ``n_links``
+    adjacency entries, with decks of ``n_cards`` cards."""
+    return BattleScratch(np.zeros((3, n_blocks), dtype=np.int64), np.zeros((4, n_blocks), dtype=np.int64),
+                         np.zeros((2, n_blocks), dtype=np.bool_), np.zeros(bnb.N_PREP, dtype=np.int64),
+                         np.zeros(bnb.N_OUT, dtype=np.int64), np.zeros((2, n_blocks), dtype=np.int64),
+                         np.zeros((3, n_areas), dtype=np.bool_), np.zeros((2, n_areas), dtype=np.int32),
+                         np.zeros(n_links, dtype=np.bool_), np.zeros((2, n_links + 1), dtype=np.int64),
+                         np.zeros((3, n_areas), dtype=np.int64), np.zeros(n_blocks, dtype=np.int64),
+                         np.zeros((2, bnb.N_EFFECT), dtype=np.int64), np.zeros(N_B, dtype=np.int64),
+                         np.zeros(n_cards + 1, dtype=np.int64))
+
+
 @njit(cache=True, _nrt=True)
 def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw,
                                  att_modifier, def_modifier, att_effect, def_effect, max_blocks,
@@ -362,6 +414,19 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
     loop's ADVANCE decision (:func:`legal_advance_nb`), and phase-end stacking pulls back any excess
     (SoE 7.33).
     """
+    resolve_battle_scratch_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw, att_modifier,
+                              def_modifier, att_effect, def_effect, max_blocks, vp_encirclement, vp_leader_killed,
+                              vp_leader_captured, out, nation_ok,
+                              new_battle_scratch_nb(state.block_side.shape[0], state.control.shape[0],
+                                                    map_arrays.adj_indices.shape[0], 0))
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def resolve_battle_scratch_nb(state, map_arrays, combat_rules, area, block_half, defend, withdraw,
+                              att_modifier, def_modifier, att_effect, def_effect, max_blocks,
+                              vp_encirclement, vp_leader_killed, vp_leader_captured, out, nation_ok, scr):
+    """:func:`resolve_battle_restricted_nb` with the caller's :class:`BattleScratch` ``scr`` for its arrays
+    (the round loop's: no allocation per battle)."""
     out[:] = 0
     out[B_AREA] = area
     defender = defender_side_nb(state, area)
@@ -369,25 +434,25 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
     out[B_ATTACKER] = attacker
     out[B_DEFENDER] = defender
     nbk = state.block_side.shape[0]
-    att_idx = np.empty(nbk, dtype=np.int64)
-    def_idx = np.empty(nbk, dtype=np.int64)
-    att_dir = np.empty(nbk, dtype=np.int64)
+    att_idx = scr.idx[0]
+    def_idx = scr.idx[1]
+    att_dir = scr.idx[2]
     n_att, n_def, n_support, fortified = battle_inputs_nb(
         state, map_arrays, area, defender, block_half, att_idx, def_idx, att_dir)
     out[B_ATT_BLOCKS] = n_att
     out[B_DEF_BLOCKS] = n_def
 
-    att_sp, att_half, att_arm = force_arrays_nb(state, att_idx, n_att, block_half)
-    def_sp, def_half, def_arm = force_arrays_nb(state, def_idx, n_def, block_half)
+    att_sp, att_half, att_arm, def_sp, def_half, def_arm = force_views_nb(state, att_idx, n_att, def_idx, n_def,
+                                                                          block_half, scr.force, scr.fhalf)
     garrison = state.garrison_side[area] == defender
 
     front = map_arrays.front[area]
     holder = 0 if state.initiative_side[front] == attacker else 1
-    prep = np.empty(bnb.N_PREP, dtype=np.int64)
+    prep = scr.prep
     bnb.prepare_battle_nb(att_sp, att_half, att_arm, att_dir[:n_att], def_sp, def_half, def_arm,
                           n_support, garrison, defend, fortified, withdraw, att_effect, def_effect,
                           holder, state.initiative_level[front], combat_rules, prep)
-    res = np.empty(bnb.N_OUT, dtype=np.int64)
+    res = scr.res
     bnb.resolve_nb(prep, att_modifier, def_modifier, combat_rules, res)
     out[B_FOUGHT] = prep[bnb.P_FOUGHT]
     out[B_ATT_CV] = res[bnb.O_ATT_CV]
@@ -440,7 +505,7 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
     # --- retreat of the loser (SoE 7.42) -------------------------------------------------------
     n_areas = state.control.shape[0]
     if attacker_wins and out[B_FOUGHT] == 1:
-        survivors = np.empty(n_def, dtype=np.int64)
+        survivors = scr.blocks[0, :n_def]
         m = 0
         for k in range(n_def):
             b = def_idx[k]
@@ -448,10 +513,14 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
                 survivors[m] = b
                 m += 1
         if m > 0:
-            enemy_row = np.zeros(n_areas, dtype=np.bool_)
-            friendly_row = np.zeros(n_areas, dtype=np.int32)
-            enemy_cnt = np.zeros(n_areas, dtype=np.int32)
-            goal = np.zeros(n_areas, dtype=np.bool_)
+            enemy_row = scr.area_flags[0]
+            goal = scr.area_flags[1]
+            friendly_row = scr.area_counts[0]
+            enemy_cnt = scr.area_counts[1]
+            enemy_row[:] = False
+            goal[:] = False
+            friendly_row[:] = 0
+            enemy_cnt[:] = 0
             # one pass over the blocks: per area the defender's blocks (_count_side_in_area) and the
             # attacker's (for _enemy_area)
             for b in range(nbk):
@@ -470,20 +539,23 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
                            and (not enemy_row[i] or state.control[i] == defender))
             # SoE 7.42: "may not retreat along a road or rail blocked by enemy blocks": the links
             # the attackers that are still on the map came along (a destroyed attacker blocks nothing)
-            edge_blocked = np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_)
+            edge_blocked = scr.edge_blocked
+            edge_blocked[:] = False
             for e in range(map_arrays.adj_indptr[area], map_arrays.adj_indptr[area + 1]):
                 j = map_arrays.adj_indices[e]
                 for k in range(n_att):
                     if att_dir[k] == j and state.block_status[att_idx[k]] == STATUS.ON_MAP:
                         edge_blocked[e] = True
-            cand = np.empty(map_arrays.adj_indptr[area + 1] - map_arrays.adj_indptr[area] + 1, dtype=np.int64)
-            cand_d = np.empty(cand.shape[0], dtype=np.int64)
-            target = np.empty(m, dtype=np.int64)
+            n_cand = map_arrays.adj_indptr[area + 1] - map_arrays.adj_indptr[area] + 1
+            cand = scr.cand[0, :n_cand]
+            cand_d = scr.cand[1, :n_cand]
+            target = scr.blocks[1, :m]
             kc = retreat_targets_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, edge_blocked,
                                     map_arrays.eastern_link, goal, enemy_row, friendly_row, defender,
                                     area, max_blocks, m, cand, cand_d, target)
             if nation_ok.shape[0] > 0:  # G15, G16: where the retreating blocks may end
-                allowed = np.ones(n_areas, dtype=np.bool_)
+                allowed = scr.area_flags[2]
+                allowed[:] = True
                 for r in range(m):
                     nat = state.block_nation[survivors[r]]
                     for i in range(n_areas):
@@ -501,7 +573,8 @@ def resolve_battle_restricted_nb(state, map_arrays, combat_rules, area, block_ha
                     state.block_prev_area[b] = area
     elif not attacker_wins:
         # The attacker goes back along the link each block came by (SoE 7.42).
-        counts = np.zeros(n_areas, dtype=np.int32)
+        counts = scr.area_counts[0]
+        counts[:] = 0
         for b in range(nbk):
             if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == attacker and state.block_area[b] >= 0:
                 counts[state.block_area[b]] += 1

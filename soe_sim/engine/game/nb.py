@@ -39,14 +39,12 @@ from soe_sim.engine.battles.nb import (
     B_GREAT_VICTORY,
     B_LEADERS_KILLED,
     B_WINNER,
-    N_B,
     battle_inputs_nb,
     apply_advance_nb,
     battle_candidates_nb,
     defender_side_nb,
     find_battles_nb,
     legal_advance_nb,
-    resolve_battle_restricted_nb,
 )
 from soe_sim.engine.cards.nb import (
     DISCARD,
@@ -71,6 +69,7 @@ from soe_sim.engine.cards.nb import (
     shuffle_draw_pile_nb,
     two_front_extra_draw_nb,
 )
+from soe_sim.engine.battles import nb as battles_nb_module
 from soe_sim.engine.events import nb as evnb
 from soe_sim.engine.game import policies as pnb
 from soe_sim.engine.game.policies import DECISION, N_FEAT, choose_nb, choose_option_nb  # noqa: F401
@@ -1749,7 +1748,7 @@ def advance_nb(state, orders, m, er, cfg, ew, side, area, policies, rng_policy, 
 
 @njit(cache=True, _nrt=True, internal=True)
 def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr, block_half,
-               wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever):
+               wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, bscr):
     """SoE 7.4: fight every battle, smallest first — in 3–4 player scenarios the northern front's
     first (10.0) — the initiative holder of the front choosing among equal-size battles (decision
     BATTLE_ORDER, reading E-B1), each with the Reorganize designation (7.2), its card decisions
@@ -1757,16 +1756,20 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
     reorganizing), losses, retreats (only into areas ``ew.nation_ok`` allows, G15/G16), great victory
     and initiative (battles module); a winning attacker may send blocks back (7.43, decisions
     ADVANCE); then the attacker's and the defender's reaction cards (7.1 item 6, EV10), and only then
-    the battle's cards leave play."""
+    the battle's cards leave play. ``bscr``: the loop's ``battles.nb.BattleScratch`` (its arrays here and in
+    the resolution of each battle: no allocation per battle)."""
     n_areas = state.control.shape[0]
-    areas = np.empty(n_areas, dtype=np.int64)
-    sizes = np.empty(n_areas, dtype=np.int64)
-    tied = np.empty(n_areas, dtype=np.int64)
-    adv = np.empty(state.block_side.shape[0], dtype=np.int64)
-    att_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
-    def_eff = np.zeros(bnb.N_EFFECT, dtype=np.int64)
-    rec = np.zeros(N_B, dtype=np.int64)
-    opts = np.empty(cs.location.shape[1] + 1, dtype=np.int64)  # the card options of a side
+    areas = bscr.area_rows[0]
+    sizes = bscr.area_rows[1]
+    tied = bscr.area_rows[2]
+    adv = bscr.adv
+    att_eff = bscr.eff[0]
+    def_eff = bscr.eff[1]
+    att_eff[:] = 0
+    def_eff[:] = 0
+    rec = bscr.rec
+    rec[:] = 0
+    opts = bscr.opts[:cs.location.shape[1] + 1]  # the card options of a side
     for _guard in range(2 * n_areas + 2):
         k = find_battles_nb(state, areas, sizes)
         if k == 0:
@@ -1819,9 +1822,10 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
         ini_lvl0 = state.initiative_level[front]
         vp0 = state.vp[0]
         evnb.battle_blocks_nb(state, area, ew.involved)  # EV5: the battle's blocks, before it is resolved
-        resolve_battle_restricted_nb(state, m, cr, area, block_half, defend, withdraw, att_mod, def_mod,
-                                     att_eff, def_eff, er.max_blocks, er.vp_encirclement, cfg.vp_leader_killed,
-                                     cfg.vp_leader_captured, rec, ew.nation_ok)
+        battles_nb_module.resolve_battle_scratch_nb(state, m, cr, area, block_half, defend, withdraw, att_mod,
+                                                    def_mod, att_eff, def_eff, er.max_blocks, er.vp_encirclement,
+                                                    cfg.vp_leader_killed, cfg.vp_leader_captured, rec, ew.nation_ok,
+                                                    bscr)
         log_event_nb(log, ctr, state, EVENT.BATTLE, attacker, area, -1, -1, rec[B_WINNER], rec[B_FOUGHT])
         log_event_nb(log, ctr, state, EVENT.BATTLE_LOSSES, attacker, area, -1, rec[B_GREAT_VICTORY],
                      rec[B_ATT_LOSSES], rec[B_DEF_LOSSES])
@@ -2600,6 +2604,7 @@ class GameScratch(NamedTuple):
     mv_via: np.ndarray
     mv_detach: np.ndarray
     work: GameWork
+    bscr: object  # battles.nb.BattleScratch
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -2791,7 +2796,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
             lnb.full_strength_nb(orders, cfg.leaders, lw.order_leader)  # SoE 9.0 Budyonny
             battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr,
                        block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
-                       destroyed_ever)
+                       destroyed_ever, scratch.bscr)
             if leader_window_open_nb(state.block_status, state.block_side, state.block_area, m.front, cfg.leaders,
                                      lw.used, lnb.LW_AFTER_BATTLES):
                 leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,

@@ -1241,14 +1241,8 @@ def _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, own_c
     n_att, n_def, n_support, fortified = battle_inputs_nb(state, m, area, defender, half, att_idx, def_idx, att_dir)
     omni = pol.params[side, P_OMNISCIENT] > 0.5
     usp = max(1, int(pol.params[side, P_UNKNOWN_SP] + 0.5))
-    att_sp = pol.bt_force[0, :n_att]
-    att_arm = pol.bt_force[1, :n_att]
-    att_half = pol.bt_fhalf[0, :n_att]
-    def_sp = pol.bt_force[2, :n_def]
-    def_arm = pol.bt_force[3, :n_def]
-    def_half = pol.bt_fhalf[1, :n_def]
-    engine_battles_nb.force_arrays_into_nb(state, att_idx, n_att, half, att_sp, att_half, att_arm)
-    engine_battles_nb.force_arrays_into_nb(state, def_idx, n_def, half, def_sp, def_half, def_arm)
+    att_sp, att_half, att_arm, def_sp, def_half, def_arm = engine_battles_nb.force_views_nb(
+        state, att_idx, n_att, def_idx, n_def, half, pol.bt_force, pol.bt_fhalf)
     if not omni:  # the enemy's blocks ``side`` has not seen count ``unknown_sp``
         enemy_idx, enemy_sp, n_enemy = (def_idx, def_sp, n_def) if attacker else (att_idx, att_sp, n_att)
         for k in range(n_enemy):

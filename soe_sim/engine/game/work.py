@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from soe_sim.engine.battles import nb as bnb
 from soe_sim.engine.game import nb
 from soe_sim.engine.game import policies as pnb
 from soe_sim.engine.leaders import nb as lnb
@@ -73,6 +74,7 @@ def new_game_scratch(state, cs, orders, m, cfg) -> nb.GameScratch:
         mv_block=np.empty(move_capacity, dtype=np.int64), mv_dest=np.empty(move_capacity, dtype=np.int64),
         mv_via=np.empty(move_capacity, dtype=np.int64), mv_detach=np.empty(move_capacity, dtype=np.int64),
         work=new_game_work(state, cs, orders, m, cfg),
+        bscr=bnb.new_battle_scratch_nb(nbk, n_areas, n_links, cs.location.shape[1]),
     )
 
 
