@@ -50,6 +50,15 @@ def file_stamps(files) -> tuple:
     return tuple(out)
 
 
+def data_files_stamp(*subdirs: str) -> tuple:
+    """``(root, stamps)`` of the data directory (:func:`data_dir`): its path and the :func:`file_stamps` of
+    every file in its ``subdirs`` (``"cards"``, ``"rules"``): the key of a cache of what those files give,
+    so an edited or replaced file is read again at the next call."""
+    root = data_dir()
+    files = [f for sub in subdirs if (root / sub).is_dir() for f in (root / sub).iterdir()]
+    return str(root), file_stamps(files)
+
+
 def check_creatable(directory: str, option: str, text: str) -> None:
     """``directory`` exists or can be created (what an output option needs before the work starts): its
     nearest existing ancestor is a writable directory. Else a :class:`~soe_sim.errors.SoeInputError`

@@ -185,19 +185,33 @@ def test_search_crossing_on_a_real_knob():
     assert res["status"] == "converged" and res["ci_high"] - res["ci_low"] <= 0.1
 
 
+# a kinked win-rate curve over the integers -5..5 (like the Kiev Offensive's starting VP) and its crossing of
+# 0.5 by logit interpolation between the two integers that bracket it
+_KINKED_RATES = dict(zip(range(-5, 6), [0.10, 0.14, 0.22, 0.36, 0.54, 0.64, 0.70, 0.74, 0.80, 0.86, 0.91]))
+
+
+def _logit(p):
+    return math.log(p / (1 - p))
+
+
+_KINKED_CROSSING = -2 + (_logit(0.5) - _logit(0.36)) / (_logit(0.54) - _logit(0.36))
+
+
+def _kinked_search(seed, budget):
+    """search_crossing on the kinked curve, games drawn from a generator seeded with ``seed``."""
+    rng = np.random.default_rng(seed)
+    return search_crossing(lambda v, n, s: int(rng.binomial(n, _KINKED_RATES[v])), -5, 5, integer=True,
+                           target=0.5, budget=budget, batch=250)
+
+
 def test_search_crossing_is_local_on_a_curve_that_is_not_logistic():
     # a kinked win-rate curve (like the starting VP of the Kiev Offensive): the crossing comes from the
     # two integers that bracket the target, and its interval covers the logit interpolation between them
-    rates = dict(zip(range(-5, 6), [0.10, 0.14, 0.22, 0.36, 0.54, 0.64, 0.70, 0.74, 0.80, 0.86, 0.91]))
-    lg = lambda p: math.log(p / (1 - p))  # noqa: E731
-    x_true = -2 + (lg(0.5) - lg(0.36)) / (lg(0.54) - lg(0.36))
     covered = 0
     reps = 40
     for seed in range(reps):
-        rng = np.random.default_rng(seed)
-        res = search_crossing(lambda v, n, s: int(rng.binomial(n, rates[v])), -5, 5, integer=True, target=0.5,
-                              budget=4000, batch=250)
-        covered += res["ci_low"] <= x_true <= res["ci_high"]
+        res = _kinked_search(seed, budget=4000)
+        covered += res["ci_low"] <= _KINKED_CROSSING <= res["ci_high"]
     assert res["mode"] == "local" and -2 <= res["value"] <= -1
     assert res["global_fit"].fit_p_value < 0.05  # the logistic shape is wrong over the whole range
     assert covered >= 0.85 * reps
@@ -220,15 +234,10 @@ def test_search_crossing_spends_the_budget_and_never_reports_a_rejected_global_f
     # the target reported the Fieller interval of a logistic fit with goodness-of-fit p = 3e-08, and left the
     # quarter kept for the confirmation batch unplayed. On a kinked curve with a small budget the whole
     # budget is now played, a rejected fit is never the answer, and the interval covers the crossing.
-    rates = dict(zip(range(-5, 6), [0.10, 0.14, 0.22, 0.36, 0.54, 0.64, 0.70, 0.74, 0.80, 0.86, 0.91]))
-    lg = lambda p: math.log(p / (1 - p))  # noqa: E731
-    x_true = -2 + (lg(0.5) - lg(0.36)) / (lg(0.54) - lg(0.36))
     reps = 100
     covered = 0
     for seed in range(reps):
-        rng = np.random.default_rng(seed)
-        res = search_crossing(lambda v, n, s: int(rng.binomial(n, rates[v])), -5, 5, integer=True, target=0.5,
-                              budget=1500, batch=250)
+        res = _kinked_search(seed, budget=1500)
         assert res["games"] == 1500
         assert not (res["mode"] == "global" and res["global_fit_rejected"])
         if res["mode"] == "bracket":  # from the played values: the nearest ones significantly on either side
@@ -239,7 +248,7 @@ def test_search_crossing_spends_the_budget_and_never_reports_a_rejected_global_f
         if res["mode"] != "local":
             assert res["status"] == "budget" and res["confirmation_games"] == 0
             assert any("kept for the confirmation batch" in n for n in res["notes"])
-        covered += res["ci_low"] <= x_true <= res["ci_high"]
+        covered += res["ci_low"] <= _KINKED_CROSSING <= res["ci_high"]
     assert covered >= 0.9 * reps  # 0.94 in 200 repetitions
 
 

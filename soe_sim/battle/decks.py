@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 
-from soe_sim._paths import data_dir, file_stamps
+from soe_sim._paths import data_files_stamp
 from soe_sim.battle.spec import SIDES, BattleCard, Deck
 from soe_sim.data import load_cards
 from soe_sim.errors import Problem, SoeInputError, did_you_mean
@@ -20,13 +20,11 @@ def default_deck(side: str) -> Deck:
     """Combat-modifier composition of ``side``'s full deck (SoE 7.41.2 draws from it), read again when
     a deck or rules file of the data directory (``$SOE_SIM_DATA`` or the built-in data) has changed."""
     _check_side(side)
-    root = data_dir()
-    files = [f for sub in ("cards", "rules") if (root / sub).is_dir() for f in (root / sub).iterdir()]
-    return _default_deck(side, str(root), file_stamps(files))
+    return _default_deck(side, data_files_stamp("cards", "rules"))
 
 
 @lru_cache(maxsize=8)
-def _default_deck(side: str, root: str, stamp: tuple) -> Deck:
+def _default_deck(side: str, key: tuple) -> Deck:
     # keyed on the data root and the stamps of its deck and rules files (cards.deck_size checks the deck)
     cards = load_cards(side)
     return Deck.from_mapping(Counter(int(v) for v in cards["combat_modifier"]), f"data/cards/{side}.csv")

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from soe_sim.errors import Problem, did_you_mean
+from soe_sim.errors import Problem, SoeInputError, did_you_mean
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 GRID_RE = re.compile(r"^([A-K])([1-8])$")
@@ -295,11 +295,9 @@ def read_toml(path: Path, problems: Problems) -> dict | None:
     return None
 
 
-def toml_syntax_error(path) -> "SoeInputError":
+def toml_syntax_error(path) -> SoeInputError:
     """The error of a TOML file that does not parse (``tomllib.TOMLDecodeError``), worded and located as for
     every data file (``line N: TOML syntax error: …``), for the readers of rules, variants and sweep configs."""
-    from soe_sim.errors import SoeInputError
-
     problems = Problems()
     read_toml(Path(path), problems)
     return SoeInputError(problems)

@@ -74,15 +74,13 @@ def _short_block_name(name: str) -> str:
 def _cards(side: str):
     """Card rows of ``side``'s deck by id, read again when a file of the data directory's ``cards/`` or
     ``rules/`` changed (an edited deck is named as edited within one Python session)."""
-    from soe_sim._paths import data_dir, file_stamps
+    from soe_sim._paths import data_files_stamp
 
-    root = data_dir()
-    files = [*(root / "cards").glob("*.csv"), *(root / "rules").glob("*.toml")]
-    return _cards_stamped(side, str(root), file_stamps(files))
+    return _cards_stamped(side, data_files_stamp("cards", "rules"))
 
 
 @lru_cache(maxsize=4)
-def _cards_stamped(side: str, root: str, stamp: tuple):
+def _cards_stamped(side: str, key: tuple):
     from soe_sim.data import load_cards
 
     c = load_cards(side)

@@ -260,12 +260,6 @@ def ruleset_immediate_victory(rules, scenario, game_map) -> list[dict]:
     return out
 
 
-RESERVED_AREAS = {"kaunas": "Lithuania's capital: closed while Lithuania is neutral (SoE 10.2 scenario rule, "
-                             "docs/rules.md G15), its cubes only for the Soviets once allied (SoE 8.5, RF12)",
-                  "klintsy": "Klintsy of SoE 10.2 Player Rivalry (docs/rules.md RF12)"}
-"""The map area ids the engine gives a rule of their own (docs/data-format.md "Reserved area ids")."""
-
-
 def _check_reserved_areas(scenario, game_map) -> None:
     """A scenario that keeps Lithuania neutral (a ``neutral_nation`` rule for ``lithuanian``) needs the
     map area ``kaunas``: the engine finds Lithuania's capital by that id, so a map that renamed it would

@@ -205,15 +205,13 @@ def _shutdown(chan: _Channel, thread: threading.Thread, timeout: float = _JOIN_T
 def _card_names(side: int) -> dict:
     """Card names of ``side``'s deck by id, read again when a deck or rules file changed (as ``_cards`` of
     the playtest story)."""
-    from soe_sim._paths import data_dir, file_stamps
+    from soe_sim._paths import data_files_stamp
 
-    root = data_dir()
-    files = [*(root / "cards").glob("*.csv"), *(root / "rules").glob("*.toml")]
-    return _card_names_stamped(int(side), str(root), file_stamps(files))
+    return _card_names_stamped(int(side), data_files_stamp("cards", "rules"))
 
 
 @functools.lru_cache(maxsize=4)
-def _card_names_stamped(side: int, root: str, stamp: tuple) -> dict:
+def _card_names_stamped(side: int, key: tuple) -> dict:
     from soe_sim.data import Side
     from soe_sim.data.cards import load_cards
 
