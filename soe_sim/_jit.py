@@ -47,6 +47,22 @@ expected (another version), nothing is replaced and the kernels are compiled as 
 Under ``NUMBA_DISABLE_JIT=1`` the kernels run as Python, where a negative index does wrap: the reason
 the kernels must not rely on either behaviour.
 
+**Slim calls between kernels.** numba passes a named tuple as its flattened fields (seven words per 1-d
+array), so a call that hands the state, the orders, the map and the policy set to a kernel LLVM did not
+inline pushes hundreds of words on the stack — the game loop's call of the scripted ORDER scores, 811 —
+although the callee reads a few dozen of them. A sampled profile of balanced Kiev games put 19 % of the
+samples on ``push`` instructions and 12 % on other moves to and from the stack, most of them before such
+calls (benchmarks/README.md "Session 24"). LLVM removes the arguments a function never reads
+(dead-argument elimination), but only from a function that no other module can call: numba links each
+callee into its caller's module as a ``linkonce_odr`` copy, visible outside. So importing this module
+makes numba, after its own optimisation of a library, give the package's linked-in copies internal
+linkage (the library's own functions keep theirs, so every caller, cache and Python wrapper sees the
+same entry points) and run dead-argument elimination, the fast calling convention and the clean-ups
+after them (:func:`_slim_calls`). Only the calls change, not what a kernel computes: the games are
+identical (``benchmarks/perf_reference.py``). Should numba's internals not be as expected, nothing is
+replaced. A profile's symbols (``benchmarks/profile_games.py``) then name only the libraries' own
+functions: an internalized copy that LLVM did not inline is counted with the function before it.
+
 **One cache stamp for all the package's kernels.** numba keeps each kernel's compiled code in its cache
 (``__pycache__``, or ``NUMBA_CACHE_DIR``) with a stamp of the kernel's *own* source file, and reuses it
 while that file is unchanged. But the game loop inlines kernels from a dozen files: after an edit of
@@ -182,6 +198,71 @@ def _install_package_cache_stamp():
 
 PACKAGE_CACHE_STAMP = _install_package_cache_stamp()
 """Whether a change to any kernel source of the package makes every cached kernel of it stale (module
+docstring)."""
+
+
+def internalize_package_copies(module) -> int:
+    """Give every package function that ``module`` holds as a linked-in copy (``linkonce_odr``: a
+    callee's library linked into its caller's) internal linkage; returns how many (module docstring,
+    "Slim calls between kernels"). The module's own functions (external linkage) keep theirs."""
+    import llvmlite.binding as ll
+
+    n = 0
+    for fn in module.functions:
+        if (not fn.is_declaration and fn.linkage == ll.Linkage.linkonce_odr
+                and fn.name.startswith(PACKAGE_SYMBOL_PREFIX)):
+            fn.linkage = ll.Linkage.internal
+            n += 1
+    return n
+
+
+def _slim_calls(library) -> int:
+    """After numba's optimisation of ``library``'s final module: internalize the package's linked-in
+    copies and let LLVM drop the arguments they do not read (module docstring). Returns the number of
+    functions internalized."""
+    import llvmlite.binding as ll
+
+    module = library._final_module
+    n = internalize_package_copies(module)
+    if n:
+        pass_builder = library._codegen._pass_builder()
+        passes = ll.create_new_module_pass_manager()
+        passes.add_ipsccp_pass()  # constants passed at every call site into the callee
+        passes.add_global_opt_pass()  # internal functions called directly: the fast calling convention
+        passes.add_dead_arg_elimination_pass()  # arguments (fields of named tuples) the callee never reads
+        passes.add_instruction_combine_pass()
+        passes.add_simplify_cfg_pass()
+        passes.add_aggressive_dce_pass()  # the loads that only fed the removed arguments
+        passes.add_global_dead_code_eliminate_pass()  # copies no longer called (inlined everywhere)
+        passes.run(module, pass_builder)
+    return n
+
+
+def _install_slim_calls():
+    """Run :func:`_slim_calls` at the end of numba's optimisation of every library (module docstring).
+    Returns whether it is (now) installed."""
+    try:
+        from numba.core import codegen
+    except ImportError:  # pragma: no cover - a numba without the module: numba's code as it is
+        return False
+    library_class = getattr(codegen, "CPUCodeLibrary", None)
+    numba_optimize = getattr(library_class, "_optimize_final_module", None)
+    if numba_optimize is None:  # pragma: no cover - another numba: numba's code as it is
+        return False
+    if getattr(numba_optimize, "soe_sim_slim_calls", False):
+        return True
+
+    def _optimize_final_module(self):
+        numba_optimize(self)
+        _slim_calls(self)
+
+    _optimize_final_module.soe_sim_slim_calls = True
+    library_class._optimize_final_module = _optimize_final_module
+    return True
+
+
+SLIM_CALLS = _install_slim_calls()
+"""Whether calls between the package's kernels pass only the arguments the callee reads (module
 docstring)."""
 
 

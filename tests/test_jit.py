@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -426,3 +427,87 @@ def test_no_kernel_indexes_with_a_negative_value(tmp_path):
         shutil.rmtree(cache, ignore_errors=True)
     assert run.returncode == 0, run.stderr[-4000:]
     assert int(run.stdout.split()[-1]) > 0
+
+
+class _Probe(NamedTuple):
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+
+
+def _calling_kernels(module):
+    """A caller and a callee (too large to inline) compiled with plain numba as functions of ``module``;
+    the callee takes a named tuple of three arrays and reads one."""
+
+    def callee(t, n):
+        acc = 0.0
+        for k in range(n):
+            acc += np.sin(t.b[k]) * np.cos(t.b[k] + k) + np.sqrt(abs(t.b[k] - k)) + np.exp(-t.b[k] * k)
+            if acc > 1e9:
+                acc -= np.log1p(t.b[k])
+        return acc
+
+    callee.__module__ = module
+    callee_nb = numba.njit(cache=False)(callee)
+
+    def caller(t, n):
+        total = 0.0
+        for i in range(n):
+            total += callee_nb(t, i % 5)
+        return total
+
+    caller.__module__ = module
+    return numba.njit(cache=False)(caller)
+
+
+def _callee_definition(dispatcher, prefix):
+    """The ``define`` line of the linked-in copy of the callee (named ``prefix``...callee) in ``dispatcher``'s IR."""
+    ir = next(iter(dispatcher.inspect_llvm().values()))
+    lines = [ln for ln in ir.splitlines() if ln.startswith("define") and f"@{prefix}6callee" in ln]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_calls_between_package_kernels_pass_only_what_the_callee_reads():
+    """soe_sim._jit (module docstring, "Slim calls between kernels"): a package kernel's linked-in callee
+    becomes internal, with the fast calling convention and without the named-tuple fields it never reads;
+    outside the package numba's linkage and arguments stay. Both compute the same."""
+    from numba.core import codegen
+
+    from soe_sim import _jit
+
+    assert _jit.SLIM_CALLS
+    assert getattr(codegen.CPUCodeLibrary._optimize_final_module, "soe_sim_slim_calls", False)
+    probe = _Probe(np.linspace(0.0, 1.0, 5), np.linspace(1.0, 2.0, 5), np.zeros(5))
+    package = _calling_kernels("soe_sim.probe_slim")
+    other = _calling_kernels("tests.probe_slim")
+    assert package(probe, 50) == other(probe, 50)
+    slim = _callee_definition(package, "_ZN7soe_sim10probe_slim")
+    wide = _callee_definition(other, "_ZN5tests10probe_slim")
+    assert "internal fastcc" in slim and "linkonce_odr" not in slim
+    assert "linkonce_odr" in wide
+    # numba's callee: status, return pointer, exception pointer, 3 arrays x 7 fields, n; the slim one keeps
+    # the return pointer, the data pointer of t.b and n
+    assert wide.count("%arg.") == 22
+    assert slim.count("%arg.") == 2 and "%arg.t.1.4" in slim and "%arg.n" in slim
+    assert _jit._install_slim_calls()  # installing again keeps the one replacement
+
+
+def test_internalize_leaves_the_module_s_own_functions_and_other_packages():
+    """Only the package's linked-in copies (``linkonce_odr``) become internal; a definition the module exports
+    and a copy from outside the package keep their linkage."""
+    import llvmlite.binding as ll
+
+    from soe_sim._jit import internalize_package_copies
+
+    module = ll.parse_assembly(
+        "define i64 @_ZN7soe_sim3own(i64 %x) {\n  ret i64 %x\n}\n"
+        "define linkonce_odr i64 @_ZN7soe_sim4copy(i64 %x) {\n  ret i64 %x\n}\n"
+        "define linkonce_odr i64 @_ZN5numba4copy(i64 %x) {\n  ret i64 %x\n}\n"
+        "declare i64 @_ZN7soe_sim8declared(i64)\n")
+    assert internalize_package_copies(module) == 1
+    linkage = {fn.name: fn.linkage for fn in module.functions}
+    assert linkage["_ZN7soe_sim3own"] == ll.Linkage.external
+    assert linkage["_ZN7soe_sim4copy"] == ll.Linkage.internal
+    assert linkage["_ZN5numba4copy"] == ll.Linkage.linkonce_odr
+    assert linkage["_ZN7soe_sim8declared"] == ll.Linkage.external
