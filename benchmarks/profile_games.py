@@ -27,27 +27,86 @@ from pathlib import Path
 import click
 
 
+_OBJECTS: list[bytes] = []
+
+
+def keep_object_code():
+    """Keep a copy of the machine code (ELF object) of every library numba's JIT engine loads from here on,
+    compiled or read from the cache, for :func:`write_perf_map`: the package's kernels linked into a caller
+    are internal functions there (``soe_sim._jit``, "Slim calls between kernels"), which the engine does not
+    export, so only the object's symbol table names them. Call before the first kernel is compiled or
+    loaded."""
+    from numba.core import codegen
+
+    library = codegen.CPUCodeLibrary
+    if getattr(library, "_soe_sim_keeps_objects", False):
+        return
+    compiled = library._object_compiled_hook.__func__
+    getbuffer = library._object_getbuffer_hook.__func__
+
+    def object_compiled(cls, ll_module, buf):
+        _OBJECTS.append(bytes(buf))
+        return compiled(cls, ll_module, buf)
+
+    def object_getbuffer(cls, ll_module):
+        buf = getbuffer(cls, ll_module)
+        if buf:
+            _OBJECTS.append(bytes(buf))
+        return buf
+
+    library._object_compiled_hook = classmethod(object_compiled)
+    library._object_getbuffer_hook = classmethod(object_getbuffer)
+    library._soe_sim_keeps_objects = True
+
+
+def _object_functions(obj: bytes) -> list[tuple[int, int, str, bool]]:
+    """The functions of an ELF object: (offset in its code section, size, name, exported), from ``nm``."""
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".o") as f:
+        f.write(obj)
+        f.flush()
+        text = subprocess.run(["nm", "-S", "--defined-only", f.name], capture_output=True, text=True).stdout
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in ("t", "T"):
+            out.append((int(parts[0], 16), int(parts[1], 16), parts[3], parts[2] == "T"))
+    return out
+
+
 def write_perf_map(path: str | None = None) -> tuple[str, int]:
     """Write the perf map of every function numba's CPU JIT engine has defined so far; returns the path
-    and the number of symbols."""
+    and the number of symbols. With :func:`keep_object_code` called first, the functions each object
+    holds but does not export (internal copies of kernels) are named too: placed by the exported
+    function of the same object whose address the engine knows (one code section per object)."""
     from numba.core.registry import cpu_target
 
     engine = cpu_target.target_context.codegen()._engine
-    syms = []
+    exported = {}
     for name in list(engine._defined_symbols):
         try:
             addr = engine.get_function_address(name)
         except Exception:  # noqa: BLE001 - a data symbol or one the engine cannot resolve: not code
             continue
         if addr:
-            syms.append((addr, name))
-    syms.sort()
+            exported[name] = addr
+    syms = {(addr, name): None for name, addr in exported.items()}
+    for obj in _OBJECTS:
+        functions = _object_functions(obj)
+        base = next((exported[n] - off for off, _, n, ext in functions if ext and n in exported), None)
+        if base is None:  # an object the engine did not load (or not yet)
+            continue
+        for off, size, name, ext in functions:
+            syms[(base + off, name)] = size
+    ordered = sorted(syms)
     path = path or f"/tmp/perf-{os.getpid()}.map"
     with open(path, "w") as f:
-        for i, (addr, name) in enumerate(syms):
-            size = min((syms[i + 1][0] - addr) if i + 1 < len(syms) else 4096, 1 << 20)
+        for i, (addr, name) in enumerate(ordered):
+            size = syms[(addr, name)] or min((ordered[i + 1][0] - addr) if i + 1 < len(ordered) else 4096, 1 << 20)
             f.write(f"{addr:x} {size:x} {name}\n")
-    return path, len(syms)
+    return path, len(ordered)
 
 
 def dump_machine_code(perf_map: str, out_dir: str) -> int:
@@ -98,6 +157,7 @@ def dump_machine_code(perf_map: str, out_dir: str) -> int:
 @click.option("--dump-code", "dump_code", default=None,
               help="Also write the machine code of every soe_sim function here (for stack_traffic.py).")
 def main(scenario, polish, soviet, games, threads, seed, ready, dump_code):
+    keep_object_code()
     from soe_sim.engine.game import play_games
 
     t = time.perf_counter()

@@ -51,17 +51,19 @@ the kernels must not rely on either behaviour.
 array), so a call that hands the state, the orders, the map and the policy set to a kernel LLVM did not
 inline pushes hundreds of words on the stack — the game loop's call of the scripted ORDER scores, 811 —
 although the callee reads a few dozen of them. A sampled profile of balanced Kiev games put 19 % of the
-samples on ``push`` instructions and 12 % on other moves to and from the stack, most of them before such
-calls (benchmarks/README.md "Session 24"). LLVM removes the arguments a function never reads
-(dead-argument elimination), but only from a function that no other module can call: numba links each
-callee into its caller's module as a ``linkonce_odr`` copy, visible outside. So importing this module
-makes numba, after its own optimisation of a library, give the package's linked-in copies internal
-linkage (the library's own functions keep theirs, so every caller, cache and Python wrapper sees the
-same entry points) and run dead-argument elimination, the fast calling convention and the clean-ups
-after them (:func:`_slim_calls`). Only the calls change, not what a kernel computes: the games are
-identical (``benchmarks/perf_reference.py``). Should numba's internals not be as expected, nothing is
-replaced. A profile's symbols (``benchmarks/profile_games.py``) then name only the libraries' own
-functions: an internalized copy that LLVM did not inline is counted with the function before it.
+samples on ``push`` instructions, most of them before such calls (benchmarks/README.md "Session 24").
+LLVM removes the arguments a function never reads (dead-argument elimination), but only from a function
+no other module can call, and numba links each callee into its caller's module as a ``linkonce_odr``
+copy, visible outside. So importing this module makes numba, once it has optimised a library as usual,
+(1) keep that module as the one callers link (numba's own recipe: its functions as ``linkonce_odr``
+copies, which the callers merge and inline as before), then (2) in the module that becomes the
+library's machine code, give the package's linked-in copies internal linkage — the library's own
+functions keep theirs, so every entry point, cache and Python wrapper is as before — and run
+dead-argument elimination, the fast calling convention and dead-code elimination
+(:func:`_slim_calls`). Only the calls change, not what a kernel computes: the games are identical
+(``benchmarks/perf_reference.py``). Should numba's internals not be as expected, nothing is replaced.
+A profile's symbols then come from the objects' symbol tables (``benchmarks/profile_games.py``): the
+engine exports only the libraries' own functions.
 
 **One cache stamp for all the package's kernels.** numba keeps each kernel's compiled code in its cache
 (``__pycache__``, or ``NUMBA_CACHE_DIR``) with a stamp of the kernel's *own* source file, and reuses it
@@ -217,23 +219,29 @@ def internalize_package_copies(module) -> int:
 
 
 def _slim_calls(library) -> int:
-    """After numba's optimisation of ``library``'s final module: internalize the package's linked-in
-    copies and let LLVM drop the arguments they do not read (module docstring). Returns the number of
-    functions internalized."""
+    """After numba's optimisation of ``library``'s final module: keep the module as numba would link it
+    into callers, then internalize the package's linked-in copies in the module that becomes machine code
+    and let LLVM drop the arguments they do not read (module docstring). Returns the number of functions
+    internalized."""
     import llvmlite.binding as ll
 
     module = library._final_module
+    if library._shared_module is None:
+        # What numba's _get_module_for_linking makes of the module: its own functions as linkonce_odr
+        # copies, which the callers' modules merge (one copy each) and may inline as before.
+        shared = module.clone()
+        for fn in shared.functions:
+            if not fn.is_declaration and fn.linkage == ll.Linkage.external:
+                fn.linkage = ll.Linkage.linkonce_odr
+        library._shared_module = shared
     n = internalize_package_copies(module)
     if n:
         pass_builder = library._codegen._pass_builder()
         passes = ll.create_new_module_pass_manager()
-        passes.add_ipsccp_pass()  # constants passed at every call site into the callee
         passes.add_global_opt_pass()  # internal functions called directly: the fast calling convention
         passes.add_dead_arg_elimination_pass()  # arguments (fields of named tuples) the callee never reads
-        passes.add_instruction_combine_pass()
-        passes.add_simplify_cfg_pass()
         passes.add_aggressive_dce_pass()  # the loads that only fed the removed arguments
-        passes.add_global_dead_code_eliminate_pass()  # copies no longer called (inlined everywhere)
+        passes.add_global_dead_code_eliminate_pass()
         passes.run(module, pass_builder)
     return n
 

@@ -490,6 +490,12 @@ def test_calls_between_package_kernels_pass_only_what_the_callee_reads():
     # the return pointer, the data pointer of t.b and n
     assert wide.count("%arg.") == 22
     assert slim.count("%arg.") == 2 and "%arg.t.1.4" in slim and "%arg.n" in slim
+    # the module callers link keeps numba's copies (merged and inlined in the callers as before)
+    library = next(iter(package.overloads.values())).library
+    shared = [fn for fn in library._get_module_for_linking().functions
+              if fn.name.startswith("_ZN7soe_sim10probe_slim6callee")]
+    assert len(shared) == 1 and not shared[0].is_declaration
+    assert str(shared[0].linkage) == "Linkage.linkonce_odr" and len(list(shared[0].arguments)) == 24
     assert _jit._install_slim_calls()  # installing again keeps the one replacement
 
 
