@@ -15,8 +15,10 @@ Run (the profile of ``profile_games.py`` with its machine code dumped)::
     .venv/bin/python benchmarks/stack_traffic.py --perf-data /tmp/perf.data --code /tmp/code
 
 Output: JSON with ``samples`` (all of the process), ``stack_move_share`` (samples on register/stack
-moves in the package's functions), ``stack_move_before_call_share`` (those followed, in the same
-function, by a call before any other stack-free instruction run ends — an upper bound of argument
+moves in the package's functions), ``push_share`` (samples on ``push`` instructions there: the arguments
+beyond the registers, pushed before a call; sessions 8–23 counted only the moves and missed these,
+benchmarks/README.md "Session 24"), ``stack_move_before_call_share`` (moves and pushes followed, in the
+same function, by a call before any other stack-free instruction run ends — an upper bound of argument
 marshalling), ``nrt_share`` (``NRT_incref`` / ``NRT_decref``), ``functions`` (the largest, with their
 sample share and the share of it on stack moves) and ``call_sites`` (caller → callee, by the stack
 moves before the call). Needs ``perf`` and ``objdump``.
@@ -36,6 +38,7 @@ from _output import emit_json
 
 _INSTR = re.compile(r"\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*(\S.*)")
 _STACK_MOVE = re.compile(r"(v?mov\S*)\s.*\(%rsp\)")
+_PUSH = re.compile(r"push\S*\s")
 _CALL_TARGET = re.compile(r"movabs \$0x([0-9a-f]+),%\w+")
 
 
@@ -79,6 +82,7 @@ def main(perf_data, code_dir, top, out):
             per_function[i] += c
     nrt = sum(c for i, c in per_function.items() if index[i][2].startswith(("NRT_incref", "NRT_decref")))
     stack_total = 0
+    push_total = 0
     before_call = 0
     functions = []
     sites = collections.Counter()
@@ -87,11 +91,15 @@ def main(perf_data, code_dir, top, out):
         if not name.startswith("_ZN7soe_sim"):
             continue
         moves = 0
+        push_samples = 0
         pending = 0
         last: list[str] = []  # the instructions before, where the callee's address is loaded
         for ad, ins in disassemble(Path(code_dir, f"{addr:x}.bin"), addr):
             c = hits.get(ad, 0)
-            if _STACK_MOVE.match(ins):
+            if _PUSH.match(ins):  # an argument pushed for the next call
+                push_samples += c
+                pending += c
+            elif _STACK_MOVE.match(ins):
                 moves += c
                 pending += c
             elif ins.startswith("call"):
@@ -109,11 +117,14 @@ def main(perf_data, code_dir, top, out):
                 pending = 0
             last = last[-19:] + [ins]
         stack_total += moves
+        push_total += push_samples
         functions.append({"function": short_name(name), "share": round(samples / total, 4),
-                          "stack_move_share_of_it": round(moves / samples, 3) if samples else 0.0})
+                          "stack_move_share_of_it": round(moves / samples, 3) if samples else 0.0,
+                          "push_share_of_it": round(push_samples / samples, 3) if samples else 0.0})
     emit_json({
         "samples": total,
         "stack_move_share": round(stack_total / total, 4),
+        "push_share": round(push_total / total, 4),
         "stack_move_before_call_share": round(before_call / total, 4),
         "nrt_share": round(nrt / total, 4),
         "functions": functions[:top],

@@ -442,9 +442,14 @@ def _calling_kernels(module):
     def callee(t, n):
         acc = 0.0
         for k in range(n):
-            acc += np.sin(t.b[k]) * np.cos(t.b[k] + k) + np.sqrt(abs(t.b[k] - k)) + np.exp(-t.b[k] * k)
+            x = t.b[k]
+            acc += np.sin(x) * np.cos(x + k) + np.sqrt(abs(x - k)) + np.exp(-x * k) + np.tanh(x * acc)
+            acc += np.arctan2(x, acc + 1.0) * np.cosh(x / (k + 1.0)) - np.log1p(abs(acc)) * np.sinh(x)
+            acc += np.arcsin(x / (abs(x) + 1.0)) + np.expm1(-abs(acc)) * np.cbrt(x + k) - np.hypot(acc, x)
             if acc > 1e9:
-                acc -= np.log1p(t.b[k])
+                acc -= np.log1p(x) + np.arccos(1.0 / (abs(acc) + 1.0)) * np.exp2(-x)
+            elif acc < -1e9:
+                acc += np.log2(abs(x) + 1.0) * np.arctanh(0.5 / (abs(acc) + 1.0)) + np.log10(x * x + 1.0)
         return acc
 
     callee.__module__ = module
@@ -463,7 +468,7 @@ def _calling_kernels(module):
 def _callee_definition(dispatcher, prefix):
     """The ``define`` line of the linked-in copy of the callee (named ``prefix``...callee) in ``dispatcher``'s IR."""
     ir = next(iter(dispatcher.inspect_llvm().values()))
-    lines = [ln for ln in ir.splitlines() if ln.startswith("define") and f"@{prefix}6callee" in ln]
+    lines = [ln for ln in ir.splitlines() if ln.startswith("define") and f"@{prefix}" in ln and "6callee" in ln]
     assert len(lines) == 1, lines
     return lines[0]
 
@@ -472,6 +477,7 @@ def test_calls_between_package_kernels_pass_only_what_the_callee_reads():
     """soe_sim._jit (module docstring, "Slim calls between kernels"): a package kernel's linked-in callee
     becomes internal, with the fast calling convention and without the named-tuple fields it never reads;
     outside the package numba's linkage and arguments stay. Both compute the same."""
+    import llvmlite.binding as ll
     from numba.core import codegen
 
     from soe_sim import _jit
@@ -493,9 +499,9 @@ def test_calls_between_package_kernels_pass_only_what_the_callee_reads():
     # the module callers link keeps numba's copies (merged and inlined in the callers as before)
     library = next(iter(package.overloads.values())).library
     shared = [fn for fn in library._get_module_for_linking().functions
-              if fn.name.startswith("_ZN7soe_sim10probe_slim6callee")]
+              if fn.name.startswith("_ZN7soe_sim10probe_slim") and "6callee" in fn.name]
     assert len(shared) == 1 and not shared[0].is_declaration
-    assert str(shared[0].linkage) == "Linkage.linkonce_odr" and len(list(shared[0].arguments)) == 24
+    assert shared[0].linkage == ll.Linkage.linkonce_odr and len(list(shared[0].arguments)) == 24
     assert _jit._install_slim_calls()  # installing again keeps the one replacement
 
 
