@@ -11,9 +11,10 @@ With ``--dump-code DIR`` it also copies the machine code of the package's functi
 (after the warm-up) for ``benchmarks/stack_traffic.py``, which attributes the samples to instructions.
 
 numba's JIT code has no symbols that ``perf`` can see; after the warm-up (compilation or cache load,
-scenario set-up: nothing of it is sampled) this script writes ``/tmp/perf-PID.map`` — every function of
-numba's JIT engine with its address, each ending where the next begins — which ``perf report`` reads for
-the process. Then it writes its PID to ``--ready`` and plays ``--games`` games of ``--scenario`` with
+scenario set-up: nothing of it is sampled) this script writes ``/tmp/perf-PID.map`` — every function
+numba's JIT engine exports, and every internal function of the objects it loaded (the kernels linked into
+their callers, made internal by ``soe_sim._jit``'s slim calls), named from the objects' symbol tables
+(``nm``) — which ``perf report`` reads for the process. Then it writes its PID to ``--ready`` and plays ``--games`` games of ``--scenario`` with
 :func:`soe_sim.engine.game.play_games` on ``--threads`` threads, and prints games/s and CPU ms per game.
 The names in the report are numba's mangled ones (``_ZN7soe_sim6engine6orders2nb27legal_orders_...``);
 LLVM inlines small callees into their callers, whose self time then includes them.
