@@ -326,8 +326,8 @@ def has_compiled_version(dispatcher) -> bool:
 
 def cold_compile_notice(dispatcher, what: str = "the game engine", stream=None) -> bool:
     """Tell the user on ``stream`` (stderr) that ``dispatcher`` is about to be compiled from scratch,
-    once per process: the cold compile of the game loop takes minutes (about 5–6 on the project's
-    2-core machine, benchmarks/README.md "Session 10"), and a progress bar that stays at zero for that
+    once per process: the cold compile of the game loop takes minutes (about 4–5 on the project's
+    2-core machine, benchmarks/README.md "Session 24"), and a progress bar that stays at zero for that
     long looks like a hang. Returns whether the notice was given."""
     if id(dispatcher) in _NOTIFIED or has_compiled_version(dispatcher):
         return False
