@@ -710,24 +710,33 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
         _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, o, match_block, match_slot,
                  blocks, nbs, visited, from_slot, aug_queue)
     # slots that can hand their block over: an alternating path leads from them to a free block
-    # (a new order can then be matched through a capable block they hold)
-    changed = ns > 0
-    while changed:
-        changed = False
+    # (a new order can then be matched through a capable block they hold). The least set closed
+    # under "a capable block other than its own is free or held by a movable slot": first the slots
+    # with a capable free block, then, from each slot found (a stack in ``aug_queue``, free after
+    # the matching), the slots capable of the block it holds — each slot's own block is the only
+    # block a movable slot adds, so no slot scans the blocks twice.
+    n_stack = 0
+    for o in range(ns):
+        if match_slot[o] < 0:
+            continue
+        to = slot_type[o]
+        io = slot_area[o]
+        for q in range(nbs):
+            b = blocks[q]
+            if match_block[b] < 0 and _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, to, io, b):
+                movable_slot[o] = True
+                aug_queue[n_stack] = o
+                n_stack += 1
+                break
+    while n_stack > 0:
+        n_stack -= 1
+        held = match_slot[aug_queue[n_stack]]
         for o in range(ns):
-            if movable_slot[o] or match_slot[o] < 0:
-                continue
-            to = slot_type[o]
-            io = slot_area[o]
-            for q in range(nbs):
-                b = blocks[q]
-                if b == match_slot[o]:
-                    continue
-                mo = match_block[b]
-                if (mo < 0 or movable_slot[mo]) and _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, to, io, b):
-                    movable_slot[o] = True
-                    changed = True
-                    break
+            if (not movable_slot[o] and match_slot[o] >= 0
+                    and _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, slot_type[o], slot_area[o], held)):
+                movable_slot[o] = True
+                aug_queue[n_stack] = o
+                n_stack += 1
 
     # the front's areas (ascending); per area, bit masks of order types: ``closed`` (the side's
     # orders there already fill ``max_same_type_per_area`` of the type, or EatS II.4.1 excludes it)
