@@ -343,20 +343,31 @@ def _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t, i, b):
     return ok
 
 
+@njit(cache=True, inline="always")
+def _free_capable_block_nb(b_area, b_row, b_allow, b_mask, dist_r, t, i, blocks, n_blocks_side, match_block):
+    """The first of the side's blocks that no placed order holds and that could execute an order of type
+    ``t`` on area ``i`` (:func:`_cap_nb`), or -1."""
+    found = -1
+    for q in range(n_blocks_side):
+        b = blocks[q]
+        if match_block[b] < 0 and _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t, i, b):
+            found = b
+            break
+    return found
+
+
 @njit(cache=True, _nrt=False, internal=True)
 def _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, start_slot, match_block,
              match_slot, blocks, n_blocks_side, visited, from_slot, queue):
     """Find an augmenting path from order ``start_slot`` (bipartite matching orders ↔ blocks; each
     placed order needs its own executing block, SoE 7.2 "Multiple Orders", reading O2)."""
-    t0 = slot_type[start_slot]
-    i0 = slot_area[start_slot]
     # fast path: a capable free block
-    for q in range(n_blocks_side):
-        b = blocks[q]
-        if match_block[b] < 0 and _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, t0, i0, b):
-            match_block[b] = start_slot
-            match_slot[start_slot] = b
-            return True
+    b = _free_capable_block_nb(b_area, b_row, b_allow, b_mask, dist_r, slot_type[start_slot], slot_area[start_slot],
+                               blocks, n_blocks_side, match_block)
+    if b >= 0:
+        match_block[b] = start_slot
+        match_slot[start_slot] = b
+        return True
     for q in range(n_blocks_side):
         visited[blocks[q]] = False
     queue[0] = start_slot
@@ -717,17 +728,11 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     # block a movable slot adds, so no slot scans the blocks twice.
     n_stack = 0
     for o in range(ns):
-        if match_slot[o] < 0:
-            continue
-        to = slot_type[o]
-        io = slot_area[o]
-        for q in range(nbs):
-            b = blocks[q]
-            if match_block[b] < 0 and _cap_nb(b_area, b_row, b_allow, b_mask, dist_r, to, io, b):
-                movable_slot[o] = True
-                aug_queue[n_stack] = o
-                n_stack += 1
-                break
+        if (match_slot[o] >= 0 and _free_capable_block_nb(b_area, b_row, b_allow, b_mask, dist_r, slot_type[o],
+                                                          slot_area[o], blocks, nbs, match_block) >= 0):
+            movable_slot[o] = True
+            aug_queue[n_stack] = o
+            n_stack += 1
     while n_stack > 0:
         n_stack -= 1
         held = match_slot[aug_queue[n_stack]]
