@@ -250,13 +250,19 @@ def _install_slim_calls():
     """Run :func:`_slim_calls` at the end of numba's optimisation of every library (module docstring).
     Returns whether it is (now) installed."""
     try:
+        import llvmlite.binding as ll
         from numba.core import codegen
     except ImportError:  # pragma: no cover - a numba without the module: numba's code as it is
         return False
     library_class = getattr(codegen, "CPUCodeLibrary", None)
     numba_optimize = getattr(library_class, "_optimize_final_module", None)
-    if numba_optimize is None:  # pragma: no cover - another numba: numba's code as it is
-        return False
+    passes = getattr(ll, "create_new_module_pass_manager", None)  # llvmlite's new pass manager
+    needed = ("add_global_opt_pass", "add_dead_arg_elimination_pass", "add_aggressive_dce_pass",
+              "add_global_dead_code_eliminate_pass")
+    if (numba_optimize is None or passes is None or not hasattr(library_class, "_get_module_for_linking")
+            or not hasattr(getattr(codegen, "JITCPUCodegen", None), "_pass_builder")
+            or not all(hasattr(ll.ModulePassManager, name) for name in needed)):  # pragma: no cover
+        return False  # another numba or llvmlite: numba's code as it is
     if getattr(numba_optimize, "soe_sim_slim_calls", False):
         return True
 
