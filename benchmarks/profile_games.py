@@ -14,8 +14,9 @@ numba's JIT code has no symbols that ``perf`` can see; after the warm-up (compil
 scenario set-up: nothing of it is sampled) this script writes ``/tmp/perf-PID.map`` — every function
 numba's JIT engine exports, and every internal function of the objects it loaded (the kernels linked into
 their callers, made internal by ``soe_sim._jit``'s slim calls), named from the objects' symbol tables
-(``nm``) — which ``perf report`` reads for the process. Then it writes its PID to ``--ready`` and plays ``--games`` games of ``--scenario`` with
-:func:`soe_sim.engine.game.play_games` on ``--threads`` threads, and prints games/s and CPU ms per game.
+(``nm``) — which ``perf report`` reads for the process. Then it writes its PID to ``--ready`` and plays
+``--games`` games of ``--scenario`` with :func:`soe_sim.engine.game.play_games` on ``--threads`` threads,
+and prints games/s and CPU ms per game.
 The names in the report are numba's mangled ones (``_ZN7soe_sim6engine6orders2nb27legal_orders_...``);
 LLVM inlines small callees into their callers, whose self time then includes them.
 """

@@ -20,8 +20,8 @@ beyond the registers, pushed before a call; sessions 8–23 counted only the mov
 benchmarks/README.md "Session 24"), ``stack_move_before_call_share`` (moves and pushes followed, in the
 same function, by a call before any other stack-free instruction run ends — an upper bound of argument
 marshalling), ``nrt_share`` (``NRT_incref`` / ``NRT_decref``), ``functions`` (the largest, with their
-sample share and the share of it on stack moves) and ``call_sites`` (caller → callee, by the stack
-moves before the call). Needs ``perf`` and ``objdump``.
+sample share and the shares of it on stack moves and on pushes) and ``call_sites`` (caller → callee, by
+the stack moves and pushes before the call). Needs ``perf`` and ``objdump``.
 """
 from __future__ import annotations
 

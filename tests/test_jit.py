@@ -492,8 +492,8 @@ def test_calls_between_package_kernels_pass_only_what_the_callee_reads():
     wide = _callee_definition(other, "_ZN5tests10probe_slim")
     assert "internal fastcc" in slim and "linkonce_odr" not in slim
     assert "linkonce_odr" in wide
-    # numba's callee: status, return pointer, exception pointer, 3 arrays x 7 fields, n; the slim one keeps
-    # the return pointer, the data pointer of t.b and n
+    # numba's callee takes a return pointer, an exception pointer, then 3 arrays x 7 fields and n (22 names
+    # "%arg."); the slim one keeps the return pointer, the data pointer of t.b and n
     assert wide.count("%arg.") == 22
     assert slim.count("%arg.") == 2 and "%arg.t.1.4" in slim and "%arg.n" in slim
     # the module callers link keeps numba's copies (merged and inlined in the callers as before)
