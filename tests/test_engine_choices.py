@@ -582,6 +582,9 @@ def test_filter_orders_drops_move_to_a_closed_area():
     closed[3] = True
     k = nb.filter_orders_nb(closed, 5, otype, oarea)
     assert k == 3 and list(otype[:3]) == [int(OrderType.MOVE_OUT), int(OrderType.RECON), onb.NO_ORDER]
+    closed[3] = False  # no closed area (the common case: the rows are left as they are)
+    otype[:] = int(OrderType.MOVE_TO)
+    assert nb.filter_orders_nb(closed, 5, otype, oarea) == 5 and list(otype) == [int(OrderType.MOVE_TO)] * 5
 
 
 def _ends(ev):

@@ -504,6 +504,32 @@ def test_scorer_picks_the_best_option_with_random_ties():
     assert set(ties) == {0, 2, 3}
 
 
+def _argmax_tie_oracle(scores, n, rng):
+    """argmax_tie_nb as the readable rule: the options within 1e-9 of the best, in index order, one
+    of them drawn (one draw of ``rng``) only when there are several."""
+    best = max(scores[:n])
+    tied = [i for i in range(n) if scores[i] >= best - 1e-9]
+    if len(tied) == 1:
+        return tied[0]
+    return tied[int(pol.rand_below_nb(rng, len(tied)))]
+
+
+def test_argmax_tie_matches_its_oracle_and_draws_the_same_numbers():
+    gen = np.random.default_rng(20261127)
+    for case in range(3000):
+        n = int(gen.integers(1, 200))
+        scores = gen.integers(-3, 4, size=n + 3).astype(np.float64) * 0.5  # many exact ties
+        if case % 3 == 1:
+            scores = gen.normal(size=n + 3)  # almost never a tie
+        elif case % 3 == 2:  # near-ties: inside and just outside the 1e-9 band
+            scores[gen.integers(0, n)] = scores[:n].max() + gen.choice([5e-10, 2e-9, -5e-10, -2e-9])
+        rng_nb = np.array([case + 1], dtype=np.uint64)
+        rng_py = rng_nb.copy()
+        got = pol.argmax_tie_nb(scores, n, rng_nb)
+        assert got == _argmax_tie_oracle(scores, n, rng_py), (case, n)
+        assert rng_nb[0] == rng_py[0], case  # the same draws: games stay identical
+
+
 class _CombatCardOracle(JitPolicy):
     """balanced (with ``params``), checking at every COMBAT_CARD and BATTLE_CARD decision the ``p_win`` /
     ``net_sp`` columns against :func:`soe_sim.battle.battle_odds` of the battle the side knows (SoE 7.41:

@@ -832,6 +832,13 @@ def filter_orders_nb(closed_row, n, otype, oarea):
     """G15, G16: drop the Move To / Forced March To rows of ``legal_orders_nb`` aimed at an area the
     side's blocks may not enter (``closed_row``: no block could execute them, O2). Returns the new
     row count."""
+    # most scenarios close no area to a side: one pass over the (vectorizable) flags then spares the
+    # pass over the rows at every ORDER decision
+    closed_any = False
+    for a in range(closed_row.shape[0]):
+        closed_any |= closed_row[a]
+    if not closed_any:
+        return n
     j = 0
     for i in range(n):
         a = oarea[i]

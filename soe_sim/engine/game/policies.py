@@ -2025,22 +2025,23 @@ def _score_move_nb(p, f, rail):
 def argmax_tie_nb(scores, n, rng):
     """Index of the highest score, ties (within 1e-9) broken uniformly from ``rng`` (one draw only
     when there is a tie)."""
+    # the first index of the maximum is the answer unless another score is within 1e-9 of it; the count
+    # of those is a branch-free (vectorized) pass, and only a tie needs the pass that finds the r-th
     best = scores[0]
+    first = 0
     for i in range(1, n):
         if scores[i] > best:
             best = scores[i]
+            first = i
+    lo = best - 1e-9
     k = 0
-    first = 0
     for i in range(n):
-        if scores[i] >= best - 1e-9:
-            if k == 0:
-                first = i
-            k += 1
+        k += scores[i] >= lo
     if k == 1:
         return first
     r = rand_below_nb(rng, k)
     for i in range(n):
-        if scores[i] >= best - 1e-9:
+        if scores[i] >= lo:
             if r == 0:
                 return i
             r -= 1
