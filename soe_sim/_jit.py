@@ -63,7 +63,13 @@ dead-argument elimination, the fast calling convention and dead-code elimination
 (:func:`_slim_calls`). Only the calls change, not what a kernel computes: the games are identical
 (``benchmarks/perf_reference.py``). Should numba's internals not be as expected, nothing is replaced.
 A profile's symbols then come from the objects' symbol tables (``benchmarks/profile_games.py``): the
-engine exports only the libraries' own functions.
+engine exports only the libraries' own functions. (3) An internal copy that the module calls from one
+place only is then inlined there (:func:`mark_single_call_copies`; LLVM's own inliner gives such a
+function a large bonus, since the copy disappears, but it ran before the copies became internal): a
+call that still passed hundreds of words becomes straight-line code. Kiev balanced v balanced +2 %,
+random play unchanged, the cold compile as before (benchmarks/README.md "Session 25"); inlining the
+large kernels called from two or three places as well made the games 3–7 % slower and the cold compile
+70 % longer.
 
 **One cache stamp for all the package's kernels.** numba keeps each kernel's compiled code in its cache
 (``__pycache__``, or ``NUMBA_CACHE_DIR``) with a stamp of the kernel's *own* source file, and reuses it
@@ -79,6 +85,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import sys
 from pathlib import Path
 
@@ -243,6 +250,35 @@ def _slim_calls(library) -> int:
         passes.add_aggressive_dce_pass()  # the loads that only fed the removed arguments
         passes.add_global_dead_code_eliminate_pass()
         passes.run(module, pass_builder)
+        if mark_single_call_copies(module):
+            passes = ll.create_new_module_pass_manager()
+            passes.add_always_inliner_pass()
+            passes.add_global_dead_code_eliminate_pass()  # the inlined copies, now without a caller
+            passes.run(module, pass_builder)
+    return n
+
+
+_CALLEE = re.compile(r'\bcall [^@\n]*@"?(' + PACKAGE_SYMBOL_PREFIX + r'[^"\s(]+)"?\(')
+
+
+def mark_single_call_copies(module) -> int:
+    """Mark ``alwaysinline`` every internal package function of ``module`` that exactly one call
+    instruction of the module calls (module docstring, "Slim calls between kernels", item 3); returns how
+    many. Functions marked ``noinline`` and functions without a call are left alone. (Counting the calls
+    in the module's text: llvmlite has no use lists, and a walk over every instruction from Python is
+    slower.)"""
+    import llvmlite.binding as ll
+
+    calls: dict[str, int] = {}
+    for name in _CALLEE.findall(str(module)):
+        calls[name] = calls.get(name, 0) + 1
+    n = 0
+    for fn in module.functions:
+        if (fn.is_declaration or fn.linkage != ll.Linkage.internal or calls.get(fn.name, 0) != 1
+                or any(b"noinline" in attr for attr in fn.attributes)):
+            continue
+        fn.add_function_attribute("alwaysinline")
+        n += 1
     return n
 
 
@@ -258,7 +294,7 @@ def _install_slim_calls():
     numba_optimize = getattr(library_class, "_optimize_final_module", None)
     passes = getattr(ll, "create_new_module_pass_manager", None)  # llvmlite's new pass manager
     needed = ("add_global_opt_pass", "add_dead_arg_elimination_pass", "add_aggressive_dce_pass",
-              "add_global_dead_code_eliminate_pass")
+              "add_global_dead_code_eliminate_pass", "add_always_inliner_pass")
     if (numba_optimize is None or passes is None or not hasattr(library_class, "_get_module_for_linking")
             or not hasattr(getattr(codegen, "JITCPUCodegen", None), "_pass_builder")
             or not all(hasattr(ll.ModulePassManager, name) for name in needed)):  # pragma: no cover

@@ -435,9 +435,10 @@ class _Probe(NamedTuple):
     c: np.ndarray
 
 
-def _calling_kernels(module):
+def _calling_kernels(module, sites=2):
     """A caller and a callee (too large to inline) compiled with plain numba as functions of ``module``;
-    the callee takes a named tuple of three arrays and reads one."""
+    the callee takes a named tuple of three arrays and reads one. The caller calls it from ``sites`` (1 or 2)
+    places (a package copy called from one place is inlined: "Slim calls between kernels", item 3)."""
 
     def callee(t, n):
         acc = 0.0
@@ -460,6 +461,17 @@ def _calling_kernels(module):
         for i in range(n):
             total += callee_nb(t, i % 5)
         return total
+
+    def caller2(t, n):
+        total = 0.0
+        for i in range(n):
+            total += callee_nb(t, i % 5)
+            if i % 7 == 3:
+                total -= 0.5 * callee_nb(t, i % 3)
+        return total
+
+    if sites == 2:
+        caller = caller2
 
     caller.__module__ = module
     return numba.njit(cache=False)(caller)
@@ -523,3 +535,50 @@ def test_internalize_leaves_the_module_s_own_functions_and_other_packages():
     assert linkage["_ZN7soe_sim4copy"] == ll.Linkage.internal
     assert linkage["_ZN5numba4copy"] == ll.Linkage.linkonce_odr
     assert linkage["_ZN7soe_sim8declared"] == ll.Linkage.external
+
+
+def test_a_package_copy_called_from_one_place_is_marked_for_inlining_and_inlined():
+    """Item 3 of "Slim calls between kernels": an internal package copy with exactly one call in the module is
+    marked ``alwaysinline``; one called twice, one marked ``noinline``, the module's own (external) functions
+    and copies from outside the package are not. The always-inliner then removes the marked copy."""
+    import llvmlite.binding as ll
+
+    from soe_sim._jit import mark_single_call_copies
+
+    module = ll.parse_assembly(
+        'define internal fastcc i64 @_ZN7soe_sim4once(i64 %x) {\n  %y = add i64 %x, 1\n  ret i64 %y\n}\n'
+        'define internal fastcc i64 @_ZN7soe_sim5twice(i64 %x) {\n  ret i64 %x\n}\n'
+        'define internal fastcc i64 @_ZN7soe_sim6pinned(i64 %x) noinline {\n  ret i64 %x\n}\n'
+        'define internal fastcc i64 @_ZN5numba4once(i64 %x) {\n  ret i64 %x\n}\n'
+        'define i64 @_ZN7soe_sim3own(i64 %x) {\n  ret i64 %x\n}\n'
+        'define i64 @_ZN7soe_sim6caller(i64 %x) {\n'
+        '  %a = call fastcc i64 @_ZN7soe_sim4once(i64 %x)\n'
+        '  %b = tail call fastcc i64 @_ZN7soe_sim5twice(i64 %a)\n'
+        '  %c = call fastcc i64 @_ZN7soe_sim5twice(i64 %b)\n'
+        '  %d = call fastcc i64 @_ZN7soe_sim6pinned(i64 %c)\n'
+        '  %e = call fastcc i64 @_ZN5numba4once(i64 %d)\n'
+        '  %f = call i64 @_ZN7soe_sim3own(i64 %e)\n'
+        '  ret i64 %f\n}\n')
+    assert mark_single_call_copies(module) == 1
+    marked = {fn.name for fn in module.functions if any(b"alwaysinline" in a for a in fn.attributes)}
+    assert marked == {"_ZN7soe_sim4once"}
+    passes = ll.create_new_module_pass_manager()
+    passes.add_always_inliner_pass()
+    passes.add_global_dead_code_eliminate_pass()
+    passes.run(module, ll.create_pass_builder(ll.Target.from_default_triple().create_target_machine(),
+                                              ll.create_pipeline_tuning_options()))
+    names = {fn.name for fn in module.functions}
+    assert "_ZN7soe_sim4once" not in names  # inlined into its caller, then removed
+    assert {"_ZN7soe_sim5twice", "_ZN7soe_sim6pinned", "_ZN5numba4once", "_ZN7soe_sim3own"} <= names
+    # through numba: the same probe called from one place is inlined in the package, not outside it
+    probe = _Probe(np.linspace(0.0, 1.0, 5), np.linspace(1.0, 2.0, 5), np.zeros(5))
+    package = _calling_kernels("soe_sim.probe_once", sites=1)
+    other = _calling_kernels("tests.probe_once", sites=1)
+    assert package(probe, 50) == other(probe, 50)
+
+    def callee_defined(dispatcher, prefix):
+        ir = next(iter(dispatcher.inspect_llvm().values()))
+        return any(ln.startswith("define") and f"@{prefix}" in ln and "6callee" in ln for ln in ir.splitlines())
+
+    assert not callee_defined(package, "_ZN7soe_sim10probe_once")
+    assert callee_defined(other, "_ZN5tests10probe_once")
