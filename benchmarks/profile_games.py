@@ -158,7 +158,9 @@ def dump_machine_code(perf_map: str, out_dir: str) -> int:
 @click.option("--ready", default=None, help="Write the PID here once the warm-up and the perf map are done.")
 @click.option("--dump-code", "dump_code", default=None,
               help="Also write the machine code of every soe_sim function here (for stack_traffic.py).")
-def main(scenario, polish, soviet, games, threads, seed, ready, dump_code):
+@click.option("--start-after", "start_after", default=None,
+              help="After --ready, wait until this file exists before the games (alloc_sites.py attaches perf first).")
+def main(scenario, polish, soviet, games, threads, seed, ready, dump_code, start_after):
     keep_object_code()
     from soe_sim.engine.game import play_games
 
@@ -170,6 +172,8 @@ def main(scenario, polish, soviet, games, threads, seed, ready, dump_code):
         click.echo(f"machine code of {dump_machine_code(path, dump_code)} functions in {dump_code}", err=True)
     if ready:
         Path(ready).write_text(str(os.getpid()))
+    while start_after and not Path(start_after).exists():
+        time.sleep(0.05)
     t = time.perf_counter()
     c = time.process_time()
     play_games(scenario, games, seed=seed, threads=threads, polish=polish, soviet=soviet)
