@@ -722,9 +722,20 @@ def _order_area_cols_nb(vp, adj_indptr, adj_indices, control, garrison_side, sid
     rows[r, 5] = known[K_OWN_SP, a]
     rows[r, 6] = known[K_EN_N, a]
     rows[r, 7] = known[K_EN_SP, a]
-    rows[r, 8] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_FREE_SP)
-    rows[r, 9] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_EN_N)
-    rows[r, 10] = _adjacent_known_nb(adj_indptr, adj_indices, a, known, K_EN_SP)
+    # the three sums of _adjacent_known_nb in one pass over the links (each added in the same order: the
+    # same values)
+    free_sp = 0.0
+    en_n = 0.0
+    en_sp = 0.0
+    for e in range(adj_indptr[a], adj_indptr[a + 1]):
+        v = adj_indices[e]
+        if v != a:
+            free_sp += known[K_FREE_SP, v]
+            en_n += known[K_EN_N, v]
+            en_sp += known[K_EN_SP, v]
+    rows[r, 8] = free_sp
+    rows[r, 9] = en_n
+    rows[r, 10] = en_sp
     rows[r, 11] = known[K_INSUP, a]
     rows[r, 12] = 1.0 if garrison_side[a] == 1 - side else 0.0
     rows[r, 15] = known[K_UNSEEN, a]
@@ -1950,7 +1961,7 @@ def _score_leader_nb(p, f):
     return s - 0.5 * f[19] - p[P_LEADER_RESERVE]
 
 
-@njit(cache=True, _nrt=False, internal=True)
+@njit(cache=True, inline="always")
 def _score_order_nb(p, f):
     t = f[0]
     if t == onb.NO_ORDER:
