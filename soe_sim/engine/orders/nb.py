@@ -1099,13 +1099,18 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     detached = orders.detached
     rail_moved = orders.rail_moved
     insup = state.block_in_supply
-    nc = 0
+    # two passes: the conditions of every block into ``cand`` (a loop LLVM vectorizes: the same loads for all
+    # the blocks), then the passing blocks compacted in place (the write index never passes the read one)
+    no_supply_needed = not needs_supply
     for b in range(nbk):
         x = ba[b]
-        ok = ((bst[b] == STATUS.ON_MAP) & (bs[b] == side) & (x >= 0) & (executed[b] == False)  # noqa: E712
-              & (pinned[b] == False) & (moved[b] == False) & (detached[b] == False)  # noqa: E712
-              & (rail_moved[b] == False) & (insup[b] | (not needs_supply))  # noqa: E712
-              & ((x != a) == to_type))
+        cand[b] = ((bst[b] == STATUS.ON_MAP) & (bs[b] == side) & (x >= 0) & (executed[b] == False)  # noqa: E712
+                   & (pinned[b] == False) & (moved[b] == False) & (detached[b] == False)  # noqa: E712
+                   & (rail_moved[b] == False) & (insup[b] | no_supply_needed)  # noqa: E712
+                   & ((x != a) == to_type))
+    nc = 0
+    for b in range(nbk):
+        ok = cand[b]
         cand[nc] = b
         nc += ok
     if nc == 0:
