@@ -18,9 +18,9 @@ their callers, made internal by ``soe_sim._jit``'s slim calls), named from the o
 ``--games`` games of ``--scenario`` with :func:`soe_sim.engine.game.play_games` on ``--threads`` threads,
 and prints games/s and CPU ms per game.
 The names in the report are numba's mangled ones (``_ZN7soe_sim6engine6orders2nb27legal_orders_...``);
-LLVM inlines small callees into their callers, whose self time then includes them; so are, since session 25,
-the package's kernels that their library calls from one place only (``soe_sim._jit``, "Slim calls between
-kernels", item 3): card play, the reinforcement phase and other phase kernels count in the batch kernel.
+LLVM inlines small callees into their callers, whose self time then includes them; since session 25 it also
+inlines every package kernel that its library calls from one place only (``soe_sim._jit``, "Slim calls between
+kernels", item 3), so card play, the reinforcement phase and other phase kernels count in the batch kernel.
 """
 from __future__ import annotations
 
