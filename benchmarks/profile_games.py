@@ -9,6 +9,9 @@ Run (two shells, or in the background)::
 
 With ``--dump-code DIR`` it also copies the machine code of the package's functions out of the process
 (after the warm-up) for ``benchmarks/stack_traffic.py``, which attributes the samples to instructions.
+With ``--dump-objects DIR`` it writes the ELF objects numba loaded and where each sits in memory, for
+``benchmarks/line_samples.py``, which attributes the samples to source lines (in a tree compiled with
+``NUMBA_DEBUGINFO=1``).
 
 numba's JIT code has no symbols that ``perf`` can see; after the warm-up (compilation or cache load,
 scenario set-up: nothing of it is sampled) this script writes ``/tmp/perf-PID.map`` — every function
@@ -150,6 +153,36 @@ def dump_machine_code(perf_map: str, out_dir: str) -> int:
     return len(index)
 
 
+def dump_objects(out_dir: str) -> int:
+    """Write every object kept by :func:`keep_object_code` that the JIT engine loaded as ``out_dir/<i>.o``,
+    with ``out_dir/objects.json`` = [[i, load address of its code section, [[offset, size, name], ...]], ...]
+    (what ``line_samples.py`` reads). Returns the number of objects written."""
+    import json
+
+    from numba.core.registry import cpu_target
+
+    engine = cpu_target.target_context.codegen()._engine
+    exported = {}
+    for name in list(engine._defined_symbols):
+        try:
+            addr = engine.get_function_address(name)
+        except Exception:  # noqa: BLE001 - a data symbol or one the engine cannot resolve: not code
+            continue
+        if addr:
+            exported[name] = addr
+    os.makedirs(out_dir, exist_ok=True)
+    meta = []
+    for i, obj in enumerate(_OBJECTS):
+        functions = _object_functions(obj)
+        base = next((exported[n] - off for off, _, n, ext in functions if ext and n in exported), None)
+        if base is None:  # not loaded
+            continue
+        Path(out_dir, f"{i}.o").write_bytes(obj)
+        meta.append([i, base, [[off, size, name] for off, size, name, _ in functions]])
+    Path(out_dir, "objects.json").write_text(json.dumps(meta))
+    return len(meta)
+
+
 @click.command()
 @click.option("--scenario", default="kiev-offensive", show_default=True)
 @click.option("--polish", default="balanced", show_default=True)
@@ -160,9 +193,11 @@ def dump_machine_code(perf_map: str, out_dir: str) -> int:
 @click.option("--ready", default=None, help="Write the PID here once the warm-up and the perf map are done.")
 @click.option("--dump-code", "dump_code", default=None,
               help="Also write the machine code of every soe_sim function here (for stack_traffic.py).")
+@click.option("--dump-objects", "dump_objs", default=None,
+              help="Also write the loaded ELF objects and their addresses here (for line_samples.py).")
 @click.option("--start-after", "start_after", default=None,
               help="After --ready, wait until this file exists before the games (alloc_sites.py attaches perf first).")
-def main(scenario, polish, soviet, games, threads, seed, ready, dump_code, start_after):
+def main(scenario, polish, soviet, games, threads, seed, ready, dump_code, dump_objs, start_after):
     keep_object_code()
     from soe_sim.engine.game import play_games
 
@@ -172,6 +207,8 @@ def main(scenario, polish, soviet, games, threads, seed, ready, dump_code, start
     click.echo(f"warm-up {time.perf_counter() - t:.1f} s; perf map {path} ({n} symbols); pid {os.getpid()}", err=True)
     if dump_code:
         click.echo(f"machine code of {dump_machine_code(path, dump_code)} functions in {dump_code}", err=True)
+    if dump_objs:
+        click.echo(f"{dump_objects(dump_objs)} objects in {dump_objs}", err=True)
     if ready:
         Path(ready).write_text(str(os.getpid()))
     while start_after and not Path(start_after).exists():

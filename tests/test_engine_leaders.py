@@ -435,6 +435,30 @@ def test_legal_leader_orders_match_oracle():
     assert {"recon", "defend", "move_out", "move_to", "forced_march_out", "reorganize"} <= kinds
 
 
+def test_legal_leader_orders_with_one_leader_ready_match_oracle():
+    """One leader ready at a time (every other one used this round): the kernel then computes only what that
+    leader's ability reads (no enemy presence or closed links for a Defend, Recon or Reorganize leader, no block
+    counts for Recon or Reorganize); the rows must still be the oracle's."""
+    m, roster, rules = load_map(), load_blocks(), load_rules()
+    orules = order_constants(rules)
+    board = naive.Board.from_map(m)
+    rng = np.random.default_rng(20261127)
+    abilities_seen = set()
+    for _ in range(10):
+        state, orders, table, _ = _random_leader_position(m, roster, rules, rng)
+        for leader in np.flatnonzero(table[:, LT_ABILITY] != NO_ABILITY):
+            used = np.ones(state.n_blocks, dtype=bool)
+            used[leader] = False
+            side = int(state.block_side[leader])
+            window = int(rng.integers(4))
+            kern = legal_leader_orders(state, orders, m, orules, table, used, side, window)
+            got = {(L, t.slug, a, b) for L, t, a, b in kern}
+            assert got == _oracle_rows(board, m, state, orders, table, used, side, window, orules), (leader, window)
+            if got:
+                abilities_seen.add(int(table[leader, LT_ABILITY]))
+    assert len(abilities_seen) == len({int(a) for a in LeaderAbility})
+
+
 # --- whole games --------------------------------------------------------------------------------------
 
 GAME_SEED = 31

@@ -235,7 +235,7 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
 
 
 class LeaderScratch(NamedTuple):
-    """Scratch of :func:`legal_leader_orders_scratch_nb` (every array reset by it before use):
+    """Scratch of :func:`legal_leader_orders_scratch_nb` (each array reset by it before it reads it):
     bool ``ready`` / ``free`` (n_blocks,), int32 ``cnt`` (2, n_areas), bool ``enemy`` (2, n_areas),
     bool ``eb`` (n_links,), int64 ``counts`` (6, n_areas) (free blocks, free in supply, executed
     nothing, began there, could reorganize, could go by rail), bool ``flags`` (4, n_areas) (has a
@@ -305,12 +305,25 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
     ip = m.adj_indptr
     ix = m.adj_indices
     el = m.eastern_link
+    # what the ready leaders' abilities read: the counts per area and the movement tables below are
+    # computed only when some ready leader's rows read them (most windows have a Defend-only, Forced
+    # March Out-only or Reorganize-only leader ready; Sikorski's Recon and Reorganize read none of them)
+    any_order = False
+    moves = False  # ANY_ORDER or FORCED_MARCH_OUT_FULL_STRENGTH: enemy presence, closed links, has_dest
+    counts = False  # those or FREE_DEFEND: the per-area block counts
+    for b in range(nbk):
+        if ready[b]:
+            ab = leaders[b, LT_ABILITY]
+            any_order |= ab == ABILITY.ANY_ORDER
+            moves |= ab == ABILITY.ANY_ORDER or ab == ABILITY.FORCED_MARCH_OUT_FULL_STRENGTH
+            counts |= moves or ab == ABILITY.FREE_DEFEND
     cnt = scr.cnt
     enemy = scr.enemy
-    onb.presence_nb(state, cnt, enemy)
     eb = scr.eb
-    eb[:] = False
-    onb.edge_blocked_nb(state, m, side, cnt, eb)
+    if moves:
+        onb.presence_nb(state, cnt, enemy)
+        eb[:] = False
+        onb.edge_blocked_nb(state, m, side, cnt, eb)
     room = orders.n_orders[0] < orders.order_type.shape[0]
 
     # per area: blocks that could execute an order given to their own area
@@ -321,15 +334,11 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
     def_n = scr.counts[3]  # began the phase there, executed nothing (Defend)
     reorg_n = scr.counts[4]  # could reorganize (Reorganize order)
     rail_n = scr.counts[5]  # could go by rail (Rail Transport)
-    any_order = False
-    for b in range(nbk):
-        if ready[b] and leaders[b, LT_ABILITY] == ABILITY.ANY_ORDER:
-            any_order = True
     # "The order may only be executed by blocks that have not executed any other order already this
     # phase" (SoE 9.0), with the orders module's conditions for a move (pinned, detached; O3, O4)
     free = scr.free
     free[:] = False
-    for b in range(nbk):
+    for b in range(nbk if counts else 0):
         if bst[b] != STATUS.ON_MAP or bs[b] != side:
             continue
         a = ba[b]
@@ -352,7 +361,7 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
                     rail_n[a] += 1
     scr.flags[:, :] = False
     has_dest = scr.flags[0]
-    for a in range(n):
+    for a in range(n if moves else 0):
         if out_n[a] == 0:
             continue
         for e in range(ip[a], ip[a + 1]):

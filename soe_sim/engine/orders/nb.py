@@ -254,6 +254,24 @@ def _max_detach_arr(block_side, block_class, block_nation, block_arm, block_stat
     return best
 
 
+@njit(cache=True, _nrt=False, internal=True)
+def _pool_brigade_sp_nb(block_side, block_class, block_nation, block_arm, block_status, block_max_sp, cap, b):
+    """The largest ``min(cap, max SP)`` of a force-pool brigade of ``b``'s side, nation and arm (0: none):
+    :func:`_max_detach_arr` of any division of that side, nation and arm is ``min(its SP - 1, this)``
+    when ``cap`` is ``detachment_max_sp`` (SoE 2.2)."""
+    best = 0
+    for r in range(block_side.shape[0]):
+        st = block_status[r]
+        if st != STATUS.FORCE_POOL and st != STATUS.DESTROYED_TO_POOL:
+            continue
+        if (block_class[r] == _BRIGADE and block_side[r] == block_side[b]
+                and block_nation[r] == block_nation[b] and block_arm[r] == block_arm[b]):
+            best = max(best, min(cap, block_max_sp[r]))
+            if best >= cap:
+                break
+    return best
+
+
 # =================================================================================================
 # phase reset, hidden information, battle helpers
 
@@ -1153,6 +1171,13 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     # rows per candidate block: destinations, vias, detachments (ascending)
     n_ord = orders.n_orders[0]
     k = 0
+    # ``need`` and ``stays_area`` depend on the candidate's area only: kept while the area repeats (every
+    # candidate of a Move Out / Forced March Out stands in the order's area)
+    last_x = -1
+    need = 0
+    stays_area = 0
+    last_pool_key = np.int64(-1)
+    pool_sp = 0
     for c in range(nc):
         b = cand[c]
         x = ba[b]
@@ -1180,22 +1205,34 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
                 nd += 1
             for p in range(nq):
                 dist[queue[p]] = UNREACHED
-        need = 0  # _pending_area_orders: the side's other placed orders on x that need a block of x (O7)
-        for o in range(n_ord):
-            if (o != order_id and orders.order_side[o] == side and orders.order_area[o] == x
-                    and orders.order_status[o] == PLACED):
-                ot = orders.order_type[o]
-                if is_area_bound_nb(ot) or ot == MOVE_OUT or ot == FORCED_MARCH_OUT:
-                    need += 1  # SoE 7.2: movement orders 'may not be ignored once placed'
+        if x != last_x:
+            last_x = x
+            need = 0  # _pending_area_orders: the side's other placed orders on x that need a block of x (O7)
+            for o in range(n_ord):
+                if (o != order_id and orders.order_side[o] == side and orders.order_area[o] == x
+                        and orders.order_status[o] == PLACED):
+                    ot = orders.order_type[o]
+                    if is_area_bound_nb(ot) or ot == MOVE_OUT or ot == FORCED_MARCH_OUT:
+                        need += 1  # SoE 7.2: movement orders 'may not be ignored once placed'
+            stays_area = 0
+            if need > 0:
+                for q in range(nbk):  # _unmoved_count
+                    if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == x and bprev[q] < 0:
+                        stays_area += 1
         stays = 0
         if need > 0:
-            for q in range(nbk):  # _unmoved_count
-                if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == x and bprev[q] < 0:
-                    stays += 1
-            stays -= 1 if bprev[b] < 0 else 0
-        det_max = _max_detach_arr(state.block_side, state.block_class, state.block_nation, state.block_arm,
-                                  state.block_status, state.block_sp, state.block_max_sp, orules.detachments,
-                                  orules.detachment_max_sp, b)
+            stays = stays_area - (1 if bprev[b] < 0 else 0)
+        # _max_detach_arr, its pass over the force pool done once per nation and arm of the candidates
+        det_max = 0
+        if orules.detachments and state.block_class[b] == _DIVISION:
+            det_m = min(orules.detachment_max_sp, state.block_sp[b] - 1)
+            if det_m > 0:
+                pool_key = np.int64(state.block_nation[b]) * 64 + state.block_arm[b]
+                if pool_key != last_pool_key:
+                    last_pool_key = pool_key
+                    pool_sp = _pool_brigade_sp_nb(bs, state.block_class, state.block_nation, state.block_arm, bst,
+                                                  state.block_max_sp, orules.detachment_max_sp, b)
+                det_max = min(det_m, pool_sp)
         for p in range(nd):
             d = dests[p]
             if to_type and d != a:
