@@ -83,11 +83,8 @@ def _object_functions(obj: bytes) -> list[tuple[int, int, str, bool]]:
     return out
 
 
-def write_perf_map(path: str | None = None) -> tuple[str, int]:
-    """Write the perf map of every function numba's CPU JIT engine has defined so far; returns the path
-    and the number of symbols. With :func:`keep_object_code` called first, the functions each object
-    holds but does not export (internal copies of kernels) are named too: placed by the exported
-    function of the same object whose address the engine knows (one code section per object)."""
+def _exported_addresses() -> dict[str, int]:
+    """The address of every function numba's CPU JIT engine has defined so far, by symbol name."""
     from numba.core.registry import cpu_target
 
     engine = cpu_target.target_context.codegen()._engine
@@ -99,6 +96,15 @@ def write_perf_map(path: str | None = None) -> tuple[str, int]:
             continue
         if addr:
             exported[name] = addr
+    return exported
+
+
+def write_perf_map(path: str | None = None) -> tuple[str, int]:
+    """Write the perf map of every function numba's CPU JIT engine has defined so far; returns the path
+    and the number of symbols. With :func:`keep_object_code` called first, the functions each object
+    holds but does not export (internal copies of kernels) are named too: placed by the exported
+    function of the same object whose address the engine knows (one code section per object)."""
+    exported = _exported_addresses()
     syms = {(addr, name): None for name, addr in exported.items()}
     for obj in _OBJECTS:
         functions = _object_functions(obj)
@@ -159,17 +165,7 @@ def dump_objects(out_dir: str) -> int:
     (what ``line_samples.py`` reads). Returns the number of objects written."""
     import json
 
-    from numba.core.registry import cpu_target
-
-    engine = cpu_target.target_context.codegen()._engine
-    exported = {}
-    for name in list(engine._defined_symbols):
-        try:
-            addr = engine.get_function_address(name)
-        except Exception:  # noqa: BLE001 - a data symbol or one the engine cannot resolve: not code
-            continue
-        if addr:
-            exported[name] = addr
+    exported = _exported_addresses()
     os.makedirs(out_dir, exist_ok=True)
     meta = []
     for i, obj in enumerate(_OBJECTS):

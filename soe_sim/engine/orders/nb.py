@@ -239,26 +239,14 @@ def _max_detach_arr(block_side, block_class, block_nation, block_arm, block_stat
     m = min(detachment_max_sp, block_sp[b] - 1)
     if m <= 0:
         return 0
-    best = 0
-    for r in range(block_side.shape[0]):
-        st = block_status[r]
-        if st != STATUS.FORCE_POOL and st != STATUS.DESTROYED_TO_POOL:
-            continue
-        if (block_class[r] == _BRIGADE and block_side[r] == block_side[b]
-                and block_nation[r] == block_nation[b] and block_arm[r] == block_arm[b]):
-            c = min(m, block_max_sp[r])
-            if c > best:
-                best = c
-                if best >= m:
-                    break
-    return best
+    return _pool_brigade_sp_nb(block_side, block_class, block_nation, block_arm, block_status, block_max_sp, m, b)
 
 
 @njit(cache=True, _nrt=False, internal=True)
 def _pool_brigade_sp_nb(block_side, block_class, block_nation, block_arm, block_status, block_max_sp, cap, b):
-    """The largest ``min(cap, max SP)`` of a force-pool brigade of ``b``'s side, nation and arm (0: none):
-    :func:`_max_detach_arr` of any division of that side, nation and arm is ``min(its SP - 1, this)``
-    when ``cap`` is ``detachment_max_sp`` (SoE 2.2)."""
+    """The largest ``min(cap, max SP)`` of a force-pool brigade of ``b``'s side, nation and arm (0: none). With
+    ``cap`` = ``detachment_max_sp`` it depends on the side, nation and arm only, and :func:`_max_detach_arr` of a
+    division of them is ``min(its SP - 1, this)`` (SoE 2.2)."""
     best = 0
     for r in range(block_side.shape[0]):
         st = block_status[r]
