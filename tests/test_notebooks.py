@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import os
+import queue
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,32 @@ def _code_cells(nb):
     return [c for c in nb.cells if c.cell_type == "code"]
 
 
+def _poll_in_slices(channel, step=0.5):
+    """Make ``channel.get_msg(timeout=T)`` (a kernel client channel of nbclient's asyncio client) wait in polls of at
+    most ``step`` seconds until ``T``.
+
+    The asyncio poll of a ZMQ socket sometimes misses the wake-up of a message that has already arrived and returns it
+    only when its timeout runs out (the behaviour reported as pyzmq issue 1558). nbclient waits for a cell's reply with
+    the cell timeout, 900 s here, so a notebook test then sat idle for 15 minutes and passed (sessions 25 and 26: the
+    kernel idle after the `ipywidgets` cell of 01_combat_odds, nbclient waiting). Measured with a 40 s cell timeout and
+    both cores busy: 4 of 20 runs of that notebook stalled the full 40 s before, none of 25 with the polls sliced. A
+    new poll looks at the socket's pending events first, so a missed wake-up now costs at most ``step``.
+    """
+    get_msg = channel.get_msg
+
+    async def sliced(timeout=None, **kwargs):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = step if deadline is None else max(0.0, min(step, deadline - time.monotonic()))
+            try:
+                return await get_msg(timeout=wait, **kwargs)
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = sliced
+
+
 def test_notebook_size_switch(monkeypatch):
     monkeypatch.delenv(SMALL_ENV, raising=False)
     assert not is_small()
@@ -36,6 +64,38 @@ def test_notebook_size_switch(monkeypatch):
     for off in ("0", "", "false", "off"):
         monkeypatch.setenv(SMALL_ENV, off)
         assert notebook_size(1000, 10) == 1000
+
+
+def test_sliced_polls_return_a_waiting_message_at_once_and_still_time_out():
+    import asyncio
+
+    class Channel:  # a message is waiting, but a poll longer than 1 s misses its wake-up until the poll times out
+        def __init__(self, message):
+            self.message = message
+            self.polls = []
+
+        async def get_msg(self, timeout=None):
+            self.polls.append(timeout)
+            if self.message is None:
+                await asyncio.sleep(timeout)
+                raise queue.Empty
+            if timeout is None or timeout > 1:
+                await asyncio.sleep(30)
+            return self.message
+
+    waiting = Channel({"msg_type": "execute_reply"})
+    _poll_in_slices(waiting, step=0.05)
+    t = time.monotonic()
+    assert asyncio.run(waiting.get_msg(timeout=900)) == {"msg_type": "execute_reply"}
+    assert time.monotonic() - t < 5 and waiting.polls == [0.05]
+    assert asyncio.run(waiting.get_msg()) == {"msg_type": "execute_reply"}  # no timeout: slices as well
+
+    empty = Channel(None)
+    _poll_in_slices(empty, step=0.05)
+    t = time.monotonic()
+    with pytest.raises(queue.Empty):
+        asyncio.run(empty.get_msg(timeout=0.3))
+    assert 0.3 <= time.monotonic() - t < 5 and len(empty.polls) >= 5
 
 
 def test_there_are_notebooks():
@@ -79,6 +139,12 @@ def test_notebook_executes(path, tmp_path, monkeypatch):
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=EXECUTE_TIMEOUT, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}})
+
+    def slice_the_polls(**_):  # on_notebook_start: the kernel client exists, no cell has run
+        _poll_in_slices(client.kc.shell_channel)
+        _poll_in_slices(client.kc.iopub_channel)
+
+    client.on_notebook_start = slice_the_polls
     client.execute()  # raises CellExecutionError naming the failing cell
     errors = [o for c in _code_cells(nb) for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
