@@ -234,12 +234,19 @@ def _max_detach_arr(block_side, block_class, block_nation, block_arm, block_stat
                     detachments, detachment_max_sp, b):
     """:func:`max_detach_nb` on the state's arrays: one pass over the force pool for the largest
     brigade that fits (same result as trying ``m = max, max - 1, … 1`` with :func:`_pool_brigade`)."""
-    if not detachments or block_class[b] != _DIVISION:
-        return 0
-    m = min(detachment_max_sp, block_sp[b] - 1)
+    m = _detach_cap_nb(block_class, block_sp, detachments, detachment_max_sp, b)
     if m <= 0:
         return 0
     return _pool_brigade_sp_nb(block_side, block_class, block_nation, block_arm, block_status, block_max_sp, m, b)
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _detach_cap_nb(block_class, block_sp, detachments, detachment_max_sp, b):
+    """The most SP block ``b`` could leave behind as a detachment, whatever the force pool holds (SoE 2.2: a
+    division keeps at least 1 SP; 0 when detachments are off or ``b`` is no division)."""
+    if not detachments or block_class[b] != _DIVISION:
+        return 0
+    return min(detachment_max_sp, block_sp[b] - 1)
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -1212,15 +1219,14 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
             stays = stays_area - (1 if bprev[b] < 0 else 0)
         # _max_detach_arr, its pass over the force pool done once per nation and arm of the candidates
         det_max = 0
-        if orules.detachments and state.block_class[b] == _DIVISION:
-            det_m = min(orules.detachment_max_sp, state.block_sp[b] - 1)
-            if det_m > 0:
-                pool_key = np.int64(state.block_nation[b]) * 64 + state.block_arm[b]
-                if pool_key != last_pool_key:
-                    last_pool_key = pool_key
-                    pool_sp = _pool_brigade_sp_nb(bs, state.block_class, state.block_nation, state.block_arm, bst,
-                                                  state.block_max_sp, orules.detachment_max_sp, b)
-                det_max = min(det_m, pool_sp)
+        det_m = _detach_cap_nb(state.block_class, state.block_sp, orules.detachments, orules.detachment_max_sp, b)
+        if det_m > 0:
+            pool_key = np.int64(state.block_nation[b]) * 64 + state.block_arm[b]
+            if pool_key != last_pool_key:
+                last_pool_key = pool_key
+                pool_sp = _pool_brigade_sp_nb(bs, state.block_class, state.block_nation, state.block_arm, bst,
+                                              state.block_max_sp, orules.detachment_max_sp, b)
+            det_max = min(det_m, pool_sp)
         for p in range(nd):
             d = dests[p]
             if to_type and d != a:
