@@ -33,7 +33,7 @@ import time
 import click
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _output import emit_json  # noqa: E402
+from _output import emit_json, game_options  # noqa: E402
 
 _PACKAGES = ("soe_sim/engine/", "soe_sim/battle/")
 
@@ -113,11 +113,7 @@ def _count(scenario: str, polish: str, soviet: str, games: int, seed: int, rules
 
 
 @click.command()
-@click.option("--scenario", default="kiev-offensive", show_default=True)
-@click.option("--polish", default="balanced", show_default=True)
-@click.option("--soviet", default="balanced", show_default=True)
-@click.option("--games", default=3, show_default=True, type=click.IntRange(1))
-@click.option("--seed", default=2, show_default=True)
+@game_options(games=3, seed=2)
 @click.option("--ruleset", default="soe", show_default=True)
 @click.option("--callers", multiple=True, help="Also list the callers of this kernel (repeatable).")
 @click.option("--top", default=40, show_default=True, help="Kernels listed (0: all).")

@@ -34,7 +34,7 @@ from pathlib import Path
 import click
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _output import emit_json  # noqa: E402
+from _output import emit_json, game_options  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOP = "soe_sim/engine/game/nb.py"
@@ -223,11 +223,7 @@ def _report(raw: dict, games: int, regions=REGIONS) -> dict:
 
 
 @click.command()
-@click.option("--scenario", default="kiev-offensive", show_default=True)
-@click.option("--polish", default="balanced", show_default=True)
-@click.option("--soviet", default="balanced", show_default=True)
-@click.option("--games", default=2000, show_default=True, type=click.IntRange(1))
-@click.option("--seed", default=5, show_default=True)
+@game_options(games=2000, seed=5)
 @click.option("--keep", default=None, help="Keep the instrumented copy in this (new) directory.")
 @click.option("--out", default=None, help="Also write the JSON here.")
 def main(scenario, polish, soviet, games, seed, keep, out):
