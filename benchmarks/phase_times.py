@@ -8,8 +8,10 @@ A sampling profile (``profile_games.py`` + ``perf``) gives self time per machine
 inlines most of the engine into the batch kernel, so it cannot say what a phase costs with everything it
 calls. This script copies the package into a temporary directory and, with :mod:`ast`, puts a cycle
 counter (LLVM's ``readcyclecounter``, the x86 TSC) around every call statement listed in ``REGIONS`` —
-the phases of the game loop (``play_game_policies_nb``) and the calls inside order placement, order
-execution, leader windows, battles, card play and the reinforcement phase. Each counter adds the cycles
+the phases of the game loop (``play_game_policies_nb``), the calls inside order placement, order
+execution, leader windows, battles, card play and the reinforcement phase, and the searches inside the
+placement tables, the move listing and the leader listing (a ``module:function`` in the table names a
+function of another module; counters are kept off per-row calls, whose own cost would show). Each counter adds the cycles
 and the calls of its region into one array. The copy compiles in a cache directory of its own (the
 counters hold that array's address, so the compiled code is valid for one process only: about five
 minutes of compilation per run), plays ``--games`` games after a warm-up of eight, and reports per region
@@ -88,6 +90,23 @@ reinforcement_phase_nb  legal_combine_pairs_nb              reinforcement phase 
 reinforcement_phase_nb  legal_strengthen_nb                 reinforcement phase / strengthen listing
 reinforcement_phase_nb  legal_build_pairs_nb                reinforcement phase / build listing
 reinforcement_phase_nb  fill_reinforce_pair_features_nb     reinforcement phase / features
+engine.orders.nb:placement_tables_nb  presence_nb             order placement / placement tables / presence
+engine.orders.nb:placement_tables_nb  edge_blocked_nb         order placement / placement tables / closed links
+engine.orders.nb:placement_tables_nb  side_depots_into_nb     order placement / placement tables / depots
+engine.orders.nb:placement_tables_nb  distances_across_nb     order placement / placement tables / Recon range
+engine.orders.nb:placement_tables_nb  reach_sets_into_nb      order placement / placement tables / movement (area sets)
+engine.orders.nb:placement_tables_nb  reach_into_nb           order placement / placement tables / movement (links)
+engine.orders.nb:_moves_impl  presence_nb                     order execution / move listing / presence
+engine.orders.nb:_moves_impl  edge_blocked_nb                 order execution / move listing / closed links
+engine.orders.nb:_moves_impl  reverse_reach_sets_nb           order execution / move listing / reach to the order's area
+engine.orders.nb:_moves_impl  reach_sets_into_nb              order execution / move listing / reach from a block
+engine.orders.nb:_moves_impl  vias_sets_nb                    order execution / move listing / entry links
+engine.leaders.nb:legal_leader_orders_scratch_nb  presence_nb       leader windows / leader listing / presence
+engine.leaders.nb:legal_leader_orders_scratch_nb  edge_blocked_nb   leader windows / leader listing / closed links
+engine.leaders.nb:legal_leader_orders_scratch_nb  command_range_nb  leader windows / leader listing / command range
+engine.leaders.nb:legal_leader_orders_scratch_nb  reach_into_nb     leader windows / leader listing / movement
+engine.leaders.nb:legal_leader_orders_scratch_nb  side_depots_into_nb  leader windows / leader listing / depots
+engine.game.policies:order_scores_cached_nb  _order_cache_side_nb  order placement / scripted ORDER scores / what the side knows
 """
 
 
@@ -177,13 +196,26 @@ def _call_name(node: ast.AST) -> str | None:
     return None
 
 
-def instrument(source: str, regions=REGIONS) -> str:
-    """``source`` with a cycle counter around each call statement of ``regions`` (slot = the region's index).
-    Raises ``click.ClickException`` naming a region whose call is not in its function."""
+def region_file(function: str) -> tuple[str, str]:
+    """The source file (relative to the checkout) and the function name of a region's ``function`` column:
+    ``module:function`` (``engine.orders.nb:placement_tables_nb``) or a function of the game loop's module."""
+    if ":" in function:
+        module, name = function.split(":", 1)
+        return "soe_sim/" + module.replace(".", "/") + ".py", name
+    return LOOP, function
+
+
+def instrument(source: str, path: str = LOOP, regions=REGIONS) -> str:
+    """``source`` (the file ``path``) with a cycle counter around each call statement of the ``regions`` in that
+    file (slot = the region's index in ``regions``). Raises ``click.ClickException`` naming a region whose call is
+    not in its function."""
     tree = ast.parse(source)
     functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     inserts: list[tuple[int, int, int, int]] = []  # (first line, last line, column, slot)
-    for slot, (function, callee, label) in enumerate(regions):
+    for slot, (qualified, callee, label) in enumerate(regions):
+        file, function = region_file(qualified)
+        if file != path:
+            continue
         fn = functions.get(function)
         found = 0
         if fn is not None:
@@ -192,7 +224,7 @@ def instrument(source: str, regions=REGIONS) -> str:
                     inserts.append((node.lineno, node.end_lineno, node.col_offset, slot))
                     found += 1
         if not found:
-            raise click.ClickException(f"{LOOP}: no call of {callee} in {function} (region {label!r}); "
+            raise click.ClickException(f"{path}: no call of {callee} in {function} (region {label!r}); "
                                        "update REGIONS in benchmarks/phase_times.py to the engine's code")
     lines = source.split("\n")
     for first, last, col, slot in sorted(inserts, reverse=True):
@@ -232,8 +264,8 @@ def main(scenario, polish, soviet, games, seed, keep, out):
     try:
         shutil.copytree(ROOT / "soe_sim", work / "soe_sim", ignore=shutil.ignore_patterns("__pycache__"))
         (work / "data").symlink_to(ROOT / "data", target_is_directory=True)  # the package reads ../data
-        loop = work / LOOP
-        loop.write_text(instrument(loop.read_text()))
+        for path in sorted({region_file(function)[0] for function, _callee, _label in REGIONS}):
+            (work / path).write_text(instrument((work / path).read_text(), path))
         (work / "soe_sim" / "_timing.py").write_text(TIMING_MODULE)
         env = dict(os.environ, PYTHONPATH=str(work), NUMBA_CACHE_DIR=str(work / "numba_cache"))
         click.echo(f"compiling the instrumented copy in {work} (about five minutes) ...", err=True)
