@@ -225,7 +225,7 @@ def instrument(source: str, path: str = LOOP, regions=REGIONS) -> str:
                     found += 1
         if not found:
             raise click.ClickException(f"{path}: no call of {callee} in {function} (region {label!r}); "
-                                       "update REGIONS in benchmarks/phase_times.py to the engine's code")
+                                       "update REGION_TABLE in benchmarks/phase_times.py to the engine's code")
     lines = source.split("\n")
     for first, last, col, slot in sorted(inserts, reverse=True):
         pad = " " * col
