@@ -11,8 +11,8 @@ counter (LLVM's ``readcyclecounter``, the x86 TSC) around every call statement l
 the phases of the game loop (``play_game_policies_nb``), the calls inside order placement, order
 execution, leader windows, battles, card play and the reinforcement phase, and the searches inside the
 placement tables, the move listing and the leader listing (a ``module:function`` in the table names a
-function of another module; counters are kept off per-row calls, whose own cost would show). Each counter adds the cycles
-and the calls of its region into one array. The copy compiles in a cache directory of its own (the
+function of another module; counters are kept off per-row calls, whose own cost would show). Each counter adds
+the cycles and the calls of its region into one array. The copy compiles in a cache directory of its own (the
 counters hold that array's address, so the compiled code is valid for one process only: about five
 minutes of compilation per run), plays ``--games`` games after a warm-up of eight, and reports per region
 its share of the game's cycles, calls per game, nanoseconds per call and microseconds per game.
@@ -106,7 +106,7 @@ engine.leaders.nb:legal_leader_orders_scratch_nb  edge_blocked_nb   leader windo
 engine.leaders.nb:legal_leader_orders_scratch_nb  command_range_nb  leader windows / leader listing / command range
 engine.leaders.nb:legal_leader_orders_scratch_nb  reach_into_nb     leader windows / leader listing / movement
 engine.leaders.nb:legal_leader_orders_scratch_nb  side_depots_into_nb  leader windows / leader listing / depots
-engine.game.policies:order_scores_cached_nb  _order_cache_side_nb  order placement / scripted ORDER scores / what the side knows
+engine.game.policies:order_scores_cached_nb  _order_cache_side_nb  order placement / scripted ORDER scores / known
 """
 
 
@@ -123,7 +123,7 @@ def parse_regions(table: str) -> tuple[tuple[str, str, str], ...]:
 
 REGIONS = parse_regions(REGION_TABLE)
 
-TIMING_MODULE = '''"""Cycle counters of benchmarks/phase_times.py (written into a temporary copy of the package only)."""
+TIMING_MODULE = '''"""Cycle counters of benchmarks/phase_times.py (written into a temporary copy of the package)."""
 import numpy as np
 from llvmlite import ir
 from numba import njit
