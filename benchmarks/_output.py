@@ -2,13 +2,42 @@
 from __future__ import annotations
 
 import json
+import os
+import platform
 from pathlib import Path
 
 import click
 
 
+def cpu_model(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
+    """The processor's model name (the first ``model name`` line of ``cpuinfo`` on Linux; else what
+    :func:`platform.processor` says; ``"unknown"`` when neither tells)."""
+    try:
+        for line in Path(cpuinfo).read_text(errors="replace").splitlines():
+            key, sep, value = line.partition(":")
+            if sep and key.strip() == "model name" and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def host_info() -> dict:
+    """The machine a figure was measured on: the same 2-core machine kind has come with different
+    processors from one session to the next (benchmarks/README.md "Session 28": an AMD EPYC, then an
+    Intel Xeon about a third slower), so every result names its processor and library versions."""
+    import numba
+    import numpy
+
+    return {"cpu_model": cpu_model(), "cpus": os.cpu_count(), "machine": platform.machine(),
+            "python": platform.python_version(), "numpy": numpy.__version__, "numba": numba.__version__}
+
+
 def emit_json(result: dict, out: str | None) -> None:
-    """Print ``result`` as indented JSON and, when ``out`` is set, write the same text there."""
+    """Print ``result`` as indented JSON, with a ``host`` entry (:func:`host_info`) unless it has one,
+    and, when ``out`` is set, write the same text there."""
+    if isinstance(result, dict) and "host" not in result:
+        result = {**result, "host": host_info()}
     text = json.dumps(result, indent=2)
     click.echo(text)
     if out:

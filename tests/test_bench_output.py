@@ -1,0 +1,43 @@
+"""benchmarks/_output.py: every benchmark's JSON names the machine it was measured on."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import _output  # noqa: E402  (benchmarks/_output.py)
+
+
+def test_cpu_model_reads_the_first_model_name(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Processor\n"
+                    "processor\t: 1\nmodel name\t: Other CPU\n")
+    assert _output.cpu_model(info) == "Intel(R) Xeon(R) Processor"
+
+
+def test_cpu_model_without_cpuinfo_falls_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(_output.platform, "processor", lambda: "")
+    assert _output.cpu_model(tmp_path / "missing") == "unknown"
+    (tmp_path / "empty").write_text("processor\t: 0\nmodel name\t:   \n")
+    assert _output.cpu_model(tmp_path / "empty") == "unknown"
+    monkeypatch.setattr(_output.platform, "processor", lambda: "x86_64")
+    assert _output.cpu_model(tmp_path / "missing") == "x86_64"
+
+
+def test_emit_json_adds_the_host_and_writes_the_same_text(tmp_path, capsys):
+    out = tmp_path / "result.json"
+    _output.emit_json({"benchmark": "demo", "value": 1.5}, str(out))
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    host = printed["host"]
+    assert printed["value"] == 1.5
+    assert set(host) == {"cpu_model", "cpus", "machine", "python", "numpy", "numba"}
+    assert host["cpu_model"] and host["cpus"] >= 1
+
+
+def test_emit_json_keeps_a_host_the_script_gave(capsys):
+    _output.emit_json({"host": {"cpu_model": "given"}}, None)
+    assert json.loads(capsys.readouterr().out) == {"host": {"cpu_model": "given"}}
