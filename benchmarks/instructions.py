@@ -1,0 +1,170 @@
+"""Exact instructions per game (valgrind's callgrind): compare trees whose speed differs by less than the noise.
+
+Run::
+
+    .venv/bin/python benchmarks/instructions.py --tree /tmp/wt_old --tree . --games 200
+
+This VM's speed drifts by several percent between runs and code layout moves a whole game's time by a few
+percent either way (benchmarks/README.md, sessions 25-27), so an exact change worth 1-3 % cannot be seen in
+games per second, not even interleaved (``compare_trees.py``). The number of instructions a game executes does
+not drift: for each ``--tree`` (a checkout; default this repository) the script compiles the engine once for a
+fixed processor (``--cpu``, default ``haswell``: valgrind 3.19 does not know AVX-512, which numba would use on
+such a machine) into a numba cache of its own (kept under ``--cache-root`` between runs; numba recompiles what
+changed), plays a warm-up natively, then plays ``--games`` games (one thread, :func:`soe_sim.sim.play_chunk`: the
+per-game frame included) under ``valgrind --tool=callgrind`` with instrumentation switched on only around them
+(a small C helper built with ``gcc`` from ``valgrind/callgrind.h``: a Debian package ``valgrind``). It reports
+the instructions per game of each tree and each tree's ratio to the first. Two runs of one tree give the same
+count to within a few parts in a million (the interpreter's own bookkeeping); a tree that changes what the games
+do (``perf_reference.py`` says) changes the count for that reason too. It measures work, not time: a change
+that saves instructions but stalls on memory would show here and not in games per second.
+Under valgrind a game runs about 50 times slower: 200 Kiev games take about a minute per tree.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _output import emit_json, game_options  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HELPER_C = r"""
+#include <valgrind/callgrind.h>
+void soe_instr_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
+void soe_instr_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP_STATS_AT("games"); }
+int soe_instr_running(void) { return RUNNING_ON_VALGRIND; }
+"""
+
+RUNNER = r"""
+import ctypes, json, sys
+import soe_sim
+from soe_sim.sim import chunk_workers, play_chunk
+helper, scenario, polish, soviet, games, seed, mode = sys.argv[1:8]
+with chunk_workers(scenario, polish, soviet, threads=1) as workers:
+    play_chunk(scenario, polish, soviet, seed=1, games=4, workers=workers)  # compile or load the cache
+    if mode == "measure":
+        lib = ctypes.CDLL(helper)
+        if not lib.soe_instr_running():
+            sys.exit("not running under valgrind")
+        lib.soe_instr_start()
+        df = play_chunk(scenario, polish, soviet, seed=int(seed), games=int(games), workers=workers)[0]
+        lib.soe_instr_stop()
+        print(json.dumps({"file": soe_sim.__file__, "vp_sum": int(df["vp"].sum()),
+                          "steps_sum": int(df["steps"].sum())}))
+    else:
+        print(json.dumps({"file": soe_sim.__file__}))
+"""
+
+_TOTALS = re.compile(r"^(?:totals|summary):\s+(\d+)", re.MULTILINE)
+
+
+def callgrind_total(text: str) -> int:
+    """The instruction count (``Ir``) of a callgrind output file's text: its ``totals:`` line (else
+    ``summary:``)."""
+    found = _TOTALS.findall(text)
+    if not found:
+        raise click.ClickException("the callgrind output has no 'totals:' or 'summary:' line")
+    return int(found[-1])
+
+
+def build_helper(root: Path) -> Path:
+    """The shared library with the callgrind switches, built once into ``root``."""
+    lib = root / "soe_instr.so"
+    if lib.exists():
+        return lib
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        raise click.ClickException("no C compiler (gcc or cc) on PATH: it builds the callgrind helper")
+    if shutil.which("valgrind") is None:
+        raise click.ClickException("valgrind is not installed (Debian: apt-get install valgrind)")
+    src = root / "soe_instr.c"
+    src.write_text(HELPER_C)
+    out = subprocess.run([gcc, "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise click.ClickException(f"building the callgrind helper failed (is valgrind/callgrind.h installed?):\n"
+                                   f"{out.stderr[-1500:]}")
+    return lib
+
+
+def _tree_env(tree: Path, cache: Path, cpu: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=str(cache), NUMBA_CPU_NAME=cpu,
+               NUMBA_CPU_FEATURES="", PYTHONHASHSEED="0")
+    env.pop("NUMBA_DISABLE_JIT", None)
+    return env
+
+
+def _check_file(tree: Path, stdout: str) -> dict:
+    res = json.loads(stdout.strip().splitlines()[-1])
+    if not Path(res["file"]).resolve().is_relative_to(tree.resolve()):
+        raise click.ClickException(f"{tree}: imported soe_sim from {res['file']}, not from the tree")
+    return res
+
+
+def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed) -> dict:
+    """Compile (natively) and measure (under callgrind) one tree; returns its figures."""
+    key = hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:12]
+    cache = root / f"cache-{key}-{cpu}"
+    env = _tree_env(tree, cache, cpu)
+    args = [str(helper), scenario, polish, soviet, str(games), str(seed)]
+    click.echo(f"{tree}: compiling or loading the engine for {cpu} (a cold compile takes minutes)...", err=True)
+    out = subprocess.run([sys.executable, "-c", RUNNER, *args, "warm"], cwd=tree, env=env, capture_output=True,
+                         text=True)
+    if out.returncode != 0:
+        raise click.ClickException(f"{tree}: the warm-up failed:\n{out.stderr[-2000:]}")
+    _check_file(tree, out.stdout)
+    cg_out = root / f"callgrind-{key}.out"
+    if cg_out.exists():
+        cg_out.unlink()
+    click.echo(f"{tree}: {games} games under callgrind...", err=True)
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={cg_out}",
+                          sys.executable, "-c", RUNNER, *args, "measure"], cwd=tree, env=env, capture_output=True,
+                         text=True)
+    if out.returncode != 0:
+        raise click.ClickException(f"{tree}: the run under valgrind failed:\n{out.stderr[-2000:]}")
+    res = _check_file(tree, out.stdout)
+    dumps = sorted(root.glob(f"callgrind-{key}.out*"))
+    if not dumps:
+        raise click.ClickException(f"{tree}: callgrind wrote no output file")
+    total = max(callgrind_total(p.read_text(errors="replace")) for p in dumps)
+    for p in dumps:
+        p.unlink()
+    return {"tree": str(tree), "instructions": total, "instructions_per_game": total / games,
+            "vp_sum": res["vp_sum"], "steps_sum": res["steps_sum"]}
+
+
+@click.command()
+@click.option("--tree", "trees", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A checkout to measure (repeatable; the first is the reference). Default: this repository.")
+@game_options(games=200, seed=1)
+@click.option("--cpu", default="haswell", show_default=True,
+              help="NUMBA_CPU_NAME for the measured builds (one valgrind can run: no AVX-512).")
+@click.option("--cache-root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the builds' numba caches and the helper live (default: <tmp>/soe_sim-instructions).")
+@click.option("--out", default=None, help="Also write the JSON here.")
+def main(trees, scenario, polish, soviet, games, seed, cpu, cache_root, out):
+    """Instructions per game of each tree, under callgrind."""
+    root = Path(cache_root or Path(tempfile.gettempdir()) / "soe_sim-instructions")
+    root.mkdir(parents=True, exist_ok=True)
+    helper = build_helper(root)
+    results = [measure_tree(Path(t), root, helper, cpu, scenario, polish, soviet, games, seed)
+               for t in (trees or (ROOT,))]
+    base = results[0]["instructions"]
+    for r in results:
+        r["ratio_to_first"] = r["instructions"] / base
+        r["same_games_as_first"] = (r["vp_sum"], r["steps_sum"]) == (results[0]["vp_sum"], results[0]["steps_sum"])
+    emit_json({"benchmark": "instructions", "scenario": scenario, "polish": polish, "soviet": soviet,
+               "games": games, "seed": seed, "cpu": cpu, "trees": results}, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""benchmarks/instructions.py: how it reads callgrind's output and the environment it measures a tree in.
+
+The measurement itself (a haswell build of the engine under valgrind) takes minutes and is run by hand
+(benchmarks/README.md "Session 28"); here the parts that decide what it reports."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import instructions  # noqa: E402  (benchmarks/instructions.py)
+
+CALLGRIND_OUT = """# callgrind format
+version: 1
+creator: callgrind-3.19.0
+pid: 4242
+cmd:  python -c ...
+part: 1
+
+desc: Trigger: Client Request: games
+
+positions: line
+events: Ir
+summary: 2440262563
+
+fn=(1) 0x000000000abc
+0 12
+totals: 2440262563
+"""
+
+
+def test_callgrind_total_reads_the_totals_line():
+    assert instructions.callgrind_total(CALLGRIND_OUT) == 2440262563
+    assert instructions.callgrind_total("events: Ir\nsummary: 17\n") == 17
+
+
+def test_callgrind_total_without_a_total_is_an_error():
+    with pytest.raises(click.ClickException, match="totals"):
+        instructions.callgrind_total("events: Ir\nfn=(1) x\n0 12\n")
+
+
+def test_tree_env_fixes_the_processor_cache_and_hash_seed(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")
+    env = instructions._tree_env(tmp_path / "tree", tmp_path / "cache", "haswell")
+    assert env["PYTHONPATH"] == str(tmp_path / "tree")
+    assert env["NUMBA_CACHE_DIR"] == str(tmp_path / "cache")
+    assert env["NUMBA_CPU_NAME"] == "haswell" and env["NUMBA_CPU_FEATURES"] == ""
+    assert env["PYTHONHASHSEED"] == "0"
+    assert "NUMBA_DISABLE_JIT" not in env  # the kernels must be compiled to be measured
+
+
+def test_check_file_rejects_a_package_from_elsewhere(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "soe_sim").mkdir(parents=True)
+    inside = '{"file": "%s"}' % (tree / "soe_sim" / "__init__.py")
+    assert instructions._check_file(tree, "noise\n" + inside)["file"].endswith("__init__.py")
+    with pytest.raises(click.ClickException, match="not from the tree"):
+        instructions._check_file(tree, '{"file": "/elsewhere/soe_sim/__init__.py"}')
+
+
+def test_the_runner_switches_instrumentation_only_around_the_games():
+    runner = instructions.RUNNER
+    start, stop = runner.index("lib.soe_instr_start()"), runner.index("lib.soe_instr_stop()")
+    games = runner.index("df = play_chunk(")
+    assert start < games < stop
+    assert runner.index("games=4, workers=workers)") < start  # the warm-up is not counted
+    compile(runner, "<runner>", "exec")
+    assert "CALLGRIND_START_INSTRUMENTATION" in instructions.HELPER_C
