@@ -240,6 +240,40 @@ def _destroyed_nb(losses, total_sp, n_blocks):
 
 
 @njit(cache=True, inline="always")
+def defender_losses_nb(prep, att_modifier, rules):
+    """The defender's side of :func:`resolve_nb`, which depends on the attacker's combat value only: that
+    value, the defender's real losses (garrison included, withdrawal not) and the garrison's part of them.
+    The odds kernels of the policies combine it with :func:`attacker_losses_nb` per pair of modifiers."""
+    # SoE 7.41.3: combat value = blocks + garrison + card - flank penalties, never below 0.
+    att_cv = max(prep[P_ATT_BASE_CV] + att_modifier, rules.min_combat_value)
+    hits_on_def = chart_losses_nb(att_cv, rules.chart_min_value, rules.chart_losses)
+    hits_on_def = max(hits_on_def - prep[P_DEF_LOSS_REDUCTION], 0) + prep[P_DEF_EXTRA_LOSS]
+    # SoE 7.41.5: the garrison takes the first loss; real losses never exceed the SP present.
+    garrison_sp = prep[P_DEF_GARRISON]
+    def_real = min(hits_on_def, prep[P_DEF_SP] + garrison_sp)
+    return att_cv, def_real, min(def_real, garrison_sp)
+
+
+@njit(cache=True, inline="always")
+def attacker_losses_nb(prep, def_modifier, rules):
+    """The attacker's side of :func:`resolve_nb` (it depends on the defender's combat value only): that
+    value and the attacker's real losses."""
+    def_cv = max(prep[P_DEF_BASE_CV] + def_modifier, rules.min_combat_value)
+    hits_on_att = chart_losses_nb(def_cv, rules.chart_min_value, rules.chart_losses)
+    hits_on_att = max(hits_on_att - prep[P_ATT_LOSS_REDUCTION], 0) + prep[P_ATT_EXTRA_LOSS]
+    return def_cv, min(hits_on_att, prep[P_ATT_SP])
+
+
+@njit(cache=True, inline="always")
+def defender_outcome_losses_nb(def_real, garrison_lost, rules):
+    """The defender's losses that decide the battle (SoE 7.41.6: its blocks' real losses, and the
+    garrison's when ``rules.garrison_loss_counts_for_outcome``); the attacker wins when they exceed its own."""
+    if rules.garrison_loss_counts_for_outcome:
+        return def_real
+    return def_real - garrison_lost
+
+
+@njit(cache=True, inline="always")
 def resolve_nb(prep, att_modifier, def_modifier, rules, out):
     """Resolve a prepared battle for given combat-card modifiers (bonus for hand cards included).
 
@@ -266,26 +300,11 @@ def resolve_nb(prep, att_modifier, def_modifier, rules, out):
         out[O_INIT_CHANGE] = INIT_NONE
         return
 
-    # SoE 7.41.3: combat value = blocks + garrison + card - flank penalties, never below 0.
-    att_cv = max(prep[P_ATT_BASE_CV] + att_modifier, rules.min_combat_value)
-    def_cv = max(prep[P_DEF_BASE_CV] + def_modifier, rules.min_combat_value)
-    hits_on_def = chart_losses_nb(att_cv, rules.chart_min_value, rules.chart_losses)
-    hits_on_att = chart_losses_nb(def_cv, rules.chart_min_value, rules.chart_losses)
-    hits_on_def = max(hits_on_def - prep[P_DEF_LOSS_REDUCTION], 0) + prep[P_DEF_EXTRA_LOSS]
-    hits_on_att = max(hits_on_att - prep[P_ATT_LOSS_REDUCTION], 0) + prep[P_ATT_EXTRA_LOSS]
-
-    # SoE 7.41.5: the garrison takes the first loss; real losses never exceed the SP present.
-    garrison_sp = prep[P_DEF_GARRISON]
-    def_real = min(hits_on_def, prep[P_DEF_SP] + garrison_sp)
-    garrison_lost = min(def_real, garrison_sp)
+    att_cv, def_real, garrison_lost = defender_losses_nb(prep, att_modifier, rules)
+    def_cv, att_real = attacker_losses_nb(prep, def_modifier, rules)
     def_block_losses = def_real - garrison_lost
-    att_real = min(hits_on_att, prep[P_ATT_SP])
-
     # SoE 7.41.6: more losses loses; a draw is lost by the attacker.
-    def_for_outcome = def_block_losses
-    if rules.garrison_loss_counts_for_outcome:
-        def_for_outcome += garrison_lost
-    attacker_wins = def_for_outcome > att_real
+    attacker_wins = defender_outcome_losses_nb(def_real, garrison_lost, rules) > att_real
     if rules.garrison_first_loss_only_if_defender_loses and not attacker_wins:
         # EatS II.4.2: "Garrisons are used to pay first losses in a lost defensive battle": a
         # winning defender's blocks pay first, the garrison only what they cannot (reading V7).

@@ -279,9 +279,10 @@ def _effect_choice_kind_nb(table, side, card, code):
 
 
 @njit(cache=True, _nrt=True, internal=True)
-def effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, out):
+def effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, out, limit):
     """The options of effect ``e`` of ``card`` (areas or blocks, ascending index) written to ``out``;
-    returns how many. Effects without a choice return 0.
+    returns how many, at most ``limit`` (the first ones: 1 asks only whether there is one, EV2).
+    Effects without a choice return 0.
 
     * ``enemy_sp_loss_initiative`` (Desertions, SoE card 6: "Choose one area. The Soviets in this area
       …"): areas of the front holding an enemy non-leader block — only when the side holds the
@@ -303,8 +304,20 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
     nbk = state.block_side.shape[0]
     recon = ctx[X_WINDOW] == WINDOW_AFTER_RECON
     k = 0
+    if limit <= 0:
+        return 0
     if code == FX_ENEMY_SP_LOSS_INITIATIVE:
+        # the areas holding a target block, marked in ``out`` in one pass over the blocks, then compacted
+        # in place in ascending order (``out[k]`` is written only after ``out[a]``, ``k <= a``, is read)
         for a in range(n_areas):
+            out[a] = 0
+        for b in range(nbk):
+            a = state.block_area[b]
+            if a >= 0 and _event_target_block_nb(state, active_nations, side, b):
+                out[a] = 1
+        for a in range(n_areas):
+            if out[a] == 0:
+                continue
             if recon and a != ctx[X_AREA]:
                 continue
             if not _area_ok_front_nb(map_arrays, table, side, card, ctx, a):
@@ -312,11 +325,10 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
             f = map_arrays.front[a]
             if state.initiative_side[f] != side or state.initiative_level[f] * val <= 0:
                 continue
-            for b in range(nbk):
-                if state.block_area[b] == a and _event_target_block_nb(state, active_nations, side, b):
-                    out[k] = a
-                    k += 1
-                    break
+            out[k] = a
+            k += 1
+            if k == limit:
+                return k
     elif code == FX_REINFORCE:
         b = val
         if not in_events_area_nb(state, b) or state.block_side[b] != side:
@@ -344,6 +356,8 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
                 continue
             out[k] = a
             k += 1
+            if k == limit:
+                return k
     elif code == FX_ELIMINATE_NATION_BLOCK:
         for b in range(nbk):
             if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != 1 - side:
@@ -357,6 +371,8 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
                 continue
             out[k] = b
             k += 1
+            if k == limit:
+                return k
     elif code == FX_ENEMY_SP_LOSS:
         if _effect_choice_kind_nb(table, side, card, code) != TK_BLOCK:
             return 0
@@ -370,6 +386,8 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
                 continue
             out[k] = b
             k += 1
+            if k == limit:
+                return k
     return k
 
 
@@ -381,7 +399,7 @@ def _effect_usable_nb(state, orders, map_arrays, table, active_nations, side, ca
     val = table.fx_value[side, c, e]
     kind = _effect_choice_kind_nb(table, side, card, code)
     if kind != TK_NONE:
-        return effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, scratch) > 0
+        return effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, scratch, 1) > 0
     if code == FX_ENEMY_SP_LOSS:  # battle reaction: the enemy blocks of the battle still on the map
         for b in range(involved.shape[0]):
             if involved[b] and _sp_target_block_nb(state, side, b):
@@ -415,10 +433,20 @@ def legal_event_targets_nb(state, cards, orders, map_arrays, table, active_natio
     rows (1 for an event without a choice). The card's location is not checked (the loop asks before
     and after playing it). ``out_target`` needs ``max(n_areas, n_blocks)`` entries.
     """
+    scratch = np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64)
+    return event_targets_scratch_nb(state, orders, map_arrays, table, active_nations, side, card, ctx, involved,
+                                    out_target, scratch, False)
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def event_targets_scratch_nb(state, orders, map_arrays, table, active_nations, side, card, ctx, involved, out_target,
+                             scratch, any_only):
+    """:func:`legal_event_targets_nb` with the caller's ``scratch`` (int64, ``max(n_areas, n_blocks)``).
+    With ``any_only`` it only tells whether the event would do something (EV2): 1 at the first usable
+    effect or option found, else 0 (``out_target`` and ``scratch`` may then be one array)."""
     c = card - 1
     if card < 1 or card > table.n_fx.shape[1]:
         return 0
-    scratch = np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64)
     ech = _effect_index_of_choice_nb(table, side, card)
     usable = False
     for e in range(table.n_fx[side, c]):
@@ -427,8 +455,11 @@ def legal_event_targets_nb(state, cards, orders, map_arrays, table, active_natio
         if _effect_usable_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, involved,
                              scratch):
             usable = True
+            if any_only:
+                return 1
     if ech >= 0:
-        k = effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, ech, ctx, out_target)
+        k = effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, ech, ctx, out_target,
+                              1 if any_only else out_target.shape[0])
         if k > 0:
             return k
     if usable:
@@ -504,7 +535,8 @@ def apply_event_nb(state, cards, orders, map_arrays, table, active_nations, side
             if e == ech:
                 t = target
             else:
-                k = effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, opts)
+                k = effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, opts,
+                                      opts.shape[0])
                 t = opts[0] if k > 0 else -1
             if t < 0:
                 continue
@@ -760,5 +792,5 @@ def event_usable_scratch_nb(state, cards, orders, map_arrays, table, active_nati
     card_play_context_nb(ctx, front)
     for b in range(involved.shape[0]):
         involved[b] = False
-    return legal_event_targets_nb(state, cards, orders, map_arrays, table, active_nations, side, card, ctx, involved,
-                                  tmp) > 0
+    return event_targets_scratch_nb(state, orders, map_arrays, table, active_nations, side, card, ctx, involved, tmp,
+                                    tmp, True) > 0

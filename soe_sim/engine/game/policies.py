@@ -302,7 +302,8 @@ class PolicySet(NamedTuple):
     N_EFFECT), ``bt_prep`` int64 (N_PREP,) and ``bt_res`` int64 (N_OUT,): a battle as a side knows it
     (:func:`_known_battle_prep_nb`, :func:`_attack_win_prob_compute_nb`) · ``bt_odds`` float64 (2,
     k): win chance and net SP per combat modifier (:func:`_combat_value_odds_nb`; ``k`` covers every
-    modifier the game's cards can give, :func:`odds_slots_nb`).
+    modifier the game's cards can give, :func:`odds_slots_nb`) · ``bt_sep`` int64 (2, 16): one side's part
+    of a battle's outcome per value of a deck (:func:`_combat_value_odds_nb`, :func:`_attack_win_prob_compute_nb`).
     """
 
     ids: np.ndarray
@@ -326,6 +327,7 @@ class PolicySet(NamedTuple):
     bt_prep: np.ndarray
     bt_res: np.ndarray
     bt_odds: np.ndarray
+    bt_sep: np.ndarray
 
 
 FEAT_ROWS = 4096  # rows of PolicySet.feat_buf (a decision with more options aborts the game: game.nb.feat_buffer_nb)
@@ -385,7 +387,8 @@ def make_policy_set_nb(ids, params, cs, cr, hand_bonus, max_blocks, n_areas, n_b
                      np.zeros((3, n_blocks), dtype=np.int64), np.zeros((4, n_blocks), dtype=np.int64),
                      np.zeros((2, n_blocks), dtype=np.bool_), np.zeros((2, bnb.N_EFFECT), dtype=np.int64),
                      np.zeros(bnb.N_PREP, dtype=np.int64), np.zeros(bnb.N_OUT, dtype=np.int64),
-                     np.zeros((2, odds_slots_nb(cs, hand_bonus)), dtype=np.float64))
+                     np.zeros((2, odds_slots_nb(cs, hand_bonus)), dtype=np.float64),
+                     np.zeros((2, deck_val.shape[1]), dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -565,12 +568,25 @@ def _attack_win_prob_compute_nb(pol, side, a_sp0, att_half, sp0, n_d, garrison, 
     prep = pol.bt_prep
     bnb.prepare_battle_nb(a_sp, a_half, a_arm, a_dir, d_sp, d_half, d_arm, 0, garrison, defend, fortified,
                           bnb.WITHDRAW_NONE, eff, eff, holder, level, pol.cr, prep)
-    res = pol.bt_res
     p = 0.0
+    if prep[bnb.P_FOUGHT] == 0:  # nobody left to fight (not with WITHDRAW_NONE): the attacker takes the area
+        for i in range(pol.deck_n[side]):
+            for j in range(pol.deck_n[defender]):
+                p += pol.deck_prob[side, i] * pol.deck_prob[defender, j]
+        return p
+    # each side's losses depend only on the other side's combat value (bnb.resolve_nb): one chart lookup per
+    # deck value instead of a resolution per pair; the same sums, in the same order
+    cr = pol.cr
+    def_outcome = pol.bt_sep[0]
+    att_loss = pol.bt_sep[1]
+    for i in range(pol.deck_n[side]):
+        _cv, def_real, garrison_lost = bnb.defender_losses_nb(prep, pol.deck_val[side, i], cr)
+        def_outcome[i] = bnb.defender_outcome_losses_nb(def_real, garrison_lost, cr)
+    for j in range(pol.deck_n[defender]):
+        _cv, att_loss[j] = bnb.attacker_losses_nb(prep, pol.deck_val[defender, j], cr)
     for i in range(pol.deck_n[side]):
         for j in range(pol.deck_n[defender]):
-            bnb.resolve_nb(prep, pol.deck_val[side, i], pol.deck_val[defender, j], pol.cr, res)
-            if res[bnb.O_ATTACKER_WINS] == 1:
+            if def_outcome[i] > att_loss[j]:
                 p += pol.deck_prob[side, i] * pol.deck_prob[defender, j]
     return p
 
@@ -1284,7 +1300,10 @@ def _combat_value_odds_nb(pol, prep, side, attacker, lo, p_out, net_out):
     those ``side`` loses (``net_out[k]``) against the enemy's blind draw from its deck distribution
     (SoE 7.41; ties are the defender's, R9)."""
     enemy = 1 - side
-    res = pol.bt_res
+    if prep[bnb.P_FOUGHT] != 0:
+        _combat_value_odds_fought_nb(pol, prep, enemy, attacker, lo, p_out, net_out)
+        return
+    res = pol.bt_res  # nobody left to fight (everyone withdrew): bnb.resolve_nb's own answer
     for k in range(p_out.shape[0]):
         mod = lo + k
         p = 0.0
@@ -1301,6 +1320,49 @@ def _combat_value_odds_nb(pol, prep, side, attacker, lo, p_out, net_out):
                 if res[bnb.O_ATTACKER_WINS] == 0:
                     p += q
                 net += q * (res[bnb.O_ATT_LOSSES] - res[bnb.O_DEF_LOSSES])
+        p_out[k] = p
+        net_out[k] = net
+
+
+@njit(cache=True, inline="always")
+def _combat_value_odds_fought_nb(pol, prep, enemy, attacker, lo, p_out, net_out):
+    """:func:`_combat_value_odds_nb` of a battle that is fought. Each side's losses depend only on the other
+    side's combat value (:func:`soe_sim.battle.nb.resolve_nb`), so the side's losses are computed once per
+    value of the enemy's deck (``PolicySet.bt_sep``) and the enemy's once per modifier, instead of a
+    resolution per pair; the sums are the same, in the same order."""
+    cr = pol.cr
+    withdraw_loss = prep[bnb.P_DEF_WITHDRAW_LOSS]
+    own_loss = pol.bt_sep[0]  # per enemy deck value: the side's real losses (as resolve_nb reports them)
+    own_deciding = pol.bt_sep[1]  # per enemy deck value, the side defending: its losses that decide (7.41.6)
+    nj = pol.deck_n[enemy]
+    for j in range(nj):
+        v = pol.deck_val[enemy, j]
+        if attacker:
+            _cv, own_loss[j] = bnb.attacker_losses_nb(prep, v, cr)
+        else:
+            _cv, def_real, garrison_lost = bnb.defender_losses_nb(prep, v, cr)
+            own_deciding[j] = bnb.defender_outcome_losses_nb(def_real, garrison_lost, cr)
+            own_loss[j] = def_real + withdraw_loss
+    for k in range(p_out.shape[0]):
+        mod = lo + k
+        p = 0.0
+        net = 0.0
+        if attacker:
+            _cv, def_real, garrison_lost = bnb.defender_losses_nb(prep, mod, cr)
+            enemy_deciding = bnb.defender_outcome_losses_nb(def_real, garrison_lost, cr)
+            enemy_loss = def_real + withdraw_loss
+            for j in range(nj):
+                q = pol.deck_prob[enemy, j]
+                if enemy_deciding > own_loss[j]:  # the attacker wins
+                    p += q
+                net += q * (enemy_loss - own_loss[j])
+        else:
+            _cv, enemy_loss = bnb.attacker_losses_nb(prep, mod, cr)
+            for j in range(nj):
+                q = pol.deck_prob[enemy, j]
+                if not own_deciding[j] > enemy_loss:  # the attacker loses (a draw included)
+                    p += q
+                net += q * (enemy_loss - own_loss[j])
         p_out[k] = p
         net_out[k] = net
 
