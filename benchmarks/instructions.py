@@ -79,14 +79,14 @@ def callgrind_total(text: str) -> int:
 
 def build_helper(root: Path) -> Path:
     """The shared library with the callgrind switches, built once into ``root``."""
+    if shutil.which("valgrind") is None:
+        raise click.ClickException("valgrind is not installed (Debian: apt-get install valgrind)")
     lib = root / "soe_instr.so"
     if lib.exists():
         return lib
     gcc = shutil.which("gcc") or shutil.which("cc")
     if gcc is None:
         raise click.ClickException("no C compiler (gcc or cc) on PATH: it builds the callgrind helper")
-    if shutil.which("valgrind") is None:
-        raise click.ClickException("valgrind is not installed (Debian: apt-get install valgrind)")
     src = root / "soe_instr.c"
     src.write_text(HELPER_C)
     out = subprocess.run([gcc, "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)], capture_output=True, text=True)

@@ -71,3 +71,10 @@ def test_the_runner_switches_instrumentation_only_around_the_games():
     assert runner.index("games=4, workers=workers)") < start  # the warm-up is not counted
     compile(runner, "<runner>", "exec")
     assert "CALLGRIND_START_INSTRUMENTATION" in instructions.HELPER_C
+
+
+def test_without_valgrind_the_tool_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(instructions.shutil, "which", lambda name: None)
+    (tmp_path / "soe_instr.so").write_bytes(b"")  # a helper built earlier does not hide the missing valgrind
+    with pytest.raises(click.ClickException, match="valgrind is not installed"):
+        instructions.build_helper(tmp_path)
