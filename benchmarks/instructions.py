@@ -14,8 +14,8 @@ changed), plays a warm-up natively, then plays ``--games`` games (one thread, :f
 per-game frame included) under ``valgrind --tool=callgrind`` with instrumentation switched on only around them
 (a small C helper built with ``gcc`` from ``valgrind/callgrind.h``: a Debian package ``valgrind``). It reports
 the instructions per game of each tree and each tree's ratio to the first. Two runs of one tree give the same
-count to within a few parts in a million (the interpreter's own bookkeeping); a tree that changes what the games
-do (``perf_reference.py`` says) changes the count for that reason too. It measures work, not time: a change
+count; the same code in another checkout differs by a few parts in 100,000 (its path's strings); a tree that
+changes what the games do (``perf_reference.py`` says) changes the count for that reason too. It measures work, not time: a change
 that saves instructions but stalls on memory would show here and not in games per second.
 Under valgrind a game runs about 50 times slower: 200 Kiev games take about a minute per tree.
 """
