@@ -15,9 +15,11 @@ per-game frame included) under ``valgrind --tool=callgrind`` with instrumentatio
 (a small C helper built with ``gcc`` from ``valgrind/callgrind.h``: a Debian package ``valgrind``). It reports
 the instructions per game of each tree and each tree's ratio to the first. Two runs of one tree give the same
 count; the same code in another checkout differs by a few parts in 100,000 (its path's strings); a tree that
-changes what the games do (``perf_reference.py`` says) changes the count for that reason too. It measures work, not time: a change
-that saves instructions but stalls on memory would show here and not in games per second.
-Under valgrind a game runs about 50 times slower: 200 Kiev games take about a minute per tree.
+changes what the games do (``perf_reference.py`` says) changes the count for that reason too. It measures work,
+not time: a change that saves instructions but stalls on memory would show here and not in games per second; and
+LLVM inlines most of the engine into one kernel, so any edit moves the count by a few tenths of a percent
+(benchmarks/README.md "Session 28"). Under valgrind a game runs about 50 times slower: 200 Kiev games take about
+30 s per tree once it is built.
 """
 from __future__ import annotations
 
