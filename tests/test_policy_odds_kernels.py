@@ -70,11 +70,15 @@ def _random_prep(rng, cr, fought=True):
     return prep
 
 
+def _balanced_policy_set(ruleset):
+    """The policy set of two balanced players (policy id 1) in Kiev Offensive under ``ruleset``."""
+    ids = np.array([1, 1], np.int64)
+    return policy_set(game_setup("kiev-offensive", ruleset), ids, gnb.default_params_nb(ids))
+
+
 @pytest.mark.parametrize("ruleset", ["soe", "eats"])
 def test_combat_value_odds_equal_a_resolution_of_every_pair(ruleset):
-    setup = game_setup("kiev-offensive", ruleset)
-    ids = np.array([1, 1], np.int64)
-    pol = policy_set(setup, ids, gnb.default_params_nb(ids))
+    pol = _balanced_policy_set(ruleset)
     rng = np.random.default_rng(20261127)
     n = 12
     for case in range(300):
@@ -93,9 +97,7 @@ def test_combat_value_odds_equal_a_resolution_of_every_pair(ruleset):
 
 @pytest.mark.parametrize("ruleset", ["soe", "eats"])
 def test_attack_win_prob_equals_a_resolution_of_every_pair(ruleset):
-    setup = game_setup("kiev-offensive", ruleset)
-    ids = np.array([1, 1], np.int64)
-    pol = policy_set(setup, ids, gnb.default_params_nb(ids))
+    pol = _balanced_policy_set(ruleset)
     rng = np.random.default_rng(7)
     res = np.zeros(bnb.N_OUT, np.int64)
     wins = 0
