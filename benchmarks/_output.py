@@ -33,6 +33,16 @@ def host_info() -> dict:
             "python": platform.python_version(), "numpy": numpy.__version__, "numba": numba.__version__}
 
 
+def tree_child_result(tree: Path, stdout: str) -> dict:
+    """The JSON a child process run on ``tree`` (``PYTHONPATH=tree``) printed last, checked to come from that
+    tree: its ``file`` (``soe_sim.__file__``) must lie inside ``tree``, else a ``click.ClickException`` (the
+    child imported another checkout, and its figures would be that checkout's)."""
+    res = json.loads(stdout.strip().splitlines()[-1])
+    if not Path(res["file"]).resolve().is_relative_to(Path(tree).resolve()):
+        raise click.ClickException(f"{tree}: imported soe_sim from {res['file']}, not from the tree")
+    return res
+
+
 def emit_json(result: dict, out: str | None) -> None:
     """Print ``result`` as indented JSON, with a ``host`` entry (:func:`host_info`) unless it has one,
     and, when ``out`` is set, write the same text there."""

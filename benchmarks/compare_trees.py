@@ -15,7 +15,6 @@ medians, and the new/old ratio of the medians. JSON on stdout.
 """
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import click
 
-from _output import emit_json  # benchmarks/_output.py, next to this script
+from _output import emit_json, tree_child_result  # benchmarks/_output.py, next to this script
 
 _CHILD = r"""
 import json, sys, time
@@ -47,10 +46,7 @@ def _run(tree: Path, scenario, pair, threads, games, seed) -> dict:
                          cwd=tree, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise click.ClickException(f"{tree}: the timed run failed:\n{out.stderr[-2000:]}")
-    res = json.loads(out.stdout.strip().splitlines()[-1])
-    if not Path(res["file"]).resolve().is_relative_to(tree.resolve()):
-        raise click.ClickException(f"{tree}: imported soe_sim from {res['file']}, not from the tree")
-    return res
+    return tree_child_result(tree, out.stdout)
 
 
 @click.command()

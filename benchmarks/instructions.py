@@ -24,7 +24,6 @@ LLVM inlines most of the engine into one kernel, so any edit moves the count by 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -36,7 +35,7 @@ from pathlib import Path
 import click
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _output import emit_json, game_options  # noqa: E402
+from _output import emit_json, game_options, tree_child_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,13 +104,6 @@ def _tree_env(tree: Path, cache: Path, cpu: str) -> dict:
     return env
 
 
-def _check_file(tree: Path, stdout: str) -> dict:
-    res = json.loads(stdout.strip().splitlines()[-1])
-    if not Path(res["file"]).resolve().is_relative_to(tree.resolve()):
-        raise click.ClickException(f"{tree}: imported soe_sim from {res['file']}, not from the tree")
-    return res
-
-
 def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed) -> dict:
     """Compile (natively) and measure (under callgrind) one tree; returns its figures."""
     key = hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:12]
@@ -123,7 +115,7 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
                          text=True)
     if out.returncode != 0:
         raise click.ClickException(f"{tree}: the warm-up failed:\n{out.stderr[-2000:]}")
-    _check_file(tree, out.stdout)
+    tree_child_result(tree, out.stdout)
     cg_out = root / f"callgrind-{key}.out"
     if cg_out.exists():
         cg_out.unlink()
@@ -133,7 +125,7 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
                          text=True)
     if out.returncode != 0:
         raise click.ClickException(f"{tree}: the run under valgrind failed:\n{out.stderr[-2000:]}")
-    res = _check_file(tree, out.stdout)
+    res = tree_child_result(tree, out.stdout)
     dumps = sorted(root.glob(f"callgrind-{key}.out*"))
     if not dumps:
         raise click.ClickException(f"{tree}: callgrind wrote no output file")

@@ -54,13 +54,13 @@ def test_tree_env_fixes_the_processor_cache_and_hash_seed(tmp_path, monkeypatch)
     assert "NUMBA_DISABLE_JIT" not in env  # the kernels must be compiled to be measured
 
 
-def test_check_file_rejects_a_package_from_elsewhere(tmp_path):
+def test_child_result_rejects_a_package_from_elsewhere(tmp_path):
     tree = tmp_path / "tree"
     (tree / "soe_sim").mkdir(parents=True)
     inside = '{"file": "%s"}' % (tree / "soe_sim" / "__init__.py")
-    assert instructions._check_file(tree, "noise\n" + inside)["file"].endswith("__init__.py")
+    assert instructions.tree_child_result(tree, "noise\n" + inside)["file"].endswith("__init__.py")
     with pytest.raises(click.ClickException, match="not from the tree"):
-        instructions._check_file(tree, '{"file": "/elsewhere/soe_sim/__init__.py"}')
+        instructions.tree_child_result(tree, '{"file": "/elsewhere/soe_sim/__init__.py"}')
 
 
 def test_the_runner_switches_instrumentation_only_around_the_games():
