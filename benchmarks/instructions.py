@@ -18,8 +18,8 @@ count; the same code in another checkout differs by a few parts in 100,000 (its 
 changes what the games do (``perf_reference.py`` says) changes the count for that reason too. It measures work,
 not time: a change that saves instructions but stalls on memory would show here and not in games per second; and
 LLVM inlines most of the engine into one kernel, so any edit moves the count by a few tenths of a percent
-(benchmarks/README.md "Session 28"). Under valgrind a game runs about 50 times slower: 200 Kiev games take about
-30 s per tree once it is built.
+(benchmarks/README.md "Session 28"). A run of 200 Kiev games took about 30 s per tree once the tree was built
+(session 28).
 """
 from __future__ import annotations
 
