@@ -282,7 +282,8 @@ def _effect_choice_kind_nb(table, side, card, code):
 def effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, out, limit):
     """The options of effect ``e`` of ``card`` (areas or blocks, ascending index) written to ``out``;
     returns how many, at most ``limit`` (the first ones: 1 asks only whether there is one, EV2).
-    Effects without a choice return 0.
+    Effects without a choice return 0. ``out`` needs ``max(n_areas, n_blocks)`` entries: Desertions
+    marks its areas in it before compacting them.
 
     * ``enemy_sp_loss_initiative`` (Desertions, SoE card 6: "Choose one area. The Soviets in this area
       …"): areas of the front holding an enemy non-leader block — only when the side holds the
