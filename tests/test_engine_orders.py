@@ -780,6 +780,7 @@ def random_position(world, rng):
         t = int(rng.integers(9))
         a = int(rng.choice(ball))
         nb.place_order_nb(state, orders, int(rng.integers(2)), int(m.front[a]), t, a)
+    orders.arrival[0] = state.block_arrival.max()  # as in play: the next block to move arrives after them all
     return state, orders
 
 
@@ -846,6 +847,58 @@ def test_move_sequences_invariants(world, orules):
         on = state.block_status == STATUS.ON_MAP
         assert (state.block_area[on] >= 0).all() and (state.block_area[~on] == -1).all()
         assert (state.block_sp[on] >= 1).all()
+
+
+def test_moves_after_a_move_are_those_listed_afresh(world, orules):
+    """``moves_after_move_nb`` (the game loop's rows after a move: the last rows filtered) against a fresh
+    ``legal_moves_nb`` listing after every move of random move sequences, order by order, on rows first
+    filtered by nation and destination as the loop's G15 / G16 filter does (every row kept in a third of the
+    positions). The same rows in the same order, or -1 (list afresh) only where the kernel says it must."""
+    m = world[0]
+    rng = np.random.default_rng(31)
+    cases = {"filtered": 0, "others dropped": 0, "listed again": 0}
+    for pos in range(240):
+        state, orders = random_position(world, rng)
+        cap = move_capacity(state, m.arrays)
+        n_nations = int(state.block_nation.max()) + 1
+        nation_ok = rng.random((n_nations, m.n_areas)) < (1.0 if pos % 3 == 0 else 0.85)
+
+        def allowed(rows):
+            return [r for r in rows if nation_ok[state.block_nation[r[0]], r[1]]]
+
+        for o in range(orders.n):
+            if orders.order_type[o] not in MOVE_TYPES:
+                continue
+            kept = allowed(kernel_moves(state, orders, m, orules, o, cap))
+            while kept:
+                whole = [r for r in kept if r[3] == 0]  # mostly without a detachment: longer sequences
+                pick = whole if whole and rng.random() < 0.8 else kept
+                b, d, v, x = pick[int(rng.integers(len(pick)))]
+                origin = int(state.block_area[b])
+                info = np.empty(N_MOVE_INFO, np.int64)
+                nb.apply_move_nb(state, orders, m.arrays, orules, o, b, d, v, x, info)
+                fresh = allowed(kernel_moves(state, orders, m, orules, o, cap))
+                rows = [np.zeros(cap, np.int64) for _ in range(4)]
+                for i, row in enumerate(kept):
+                    for arr, value in zip(rows, row):
+                        arr[i] = value
+                k = nb.moves_after_move_nb(state, orders, orules, o, b, origin, d, v, int(info[nb.MI_BRIGADE]),
+                                           len(kept), *rows)
+                if k < 0:
+                    cases["listed again"] += 1
+                else:
+                    assert list(zip(*(arr[:k].tolist() for arr in rows))) == fresh, (pos, o, (b, d, v, x))
+                    cases["filtered"] += 1
+                    cases["others dropped"] += len(fresh) < sum(1 for r in kept if r[0] != b)
+                kept = fresh
+    assert cases["filtered"] > 300 and cases["others dropped"] >= 8 and cases["listed again"] > 100, cases
+
+
+def test_moves_after_a_move_list_afresh_a_listing_cut_at_the_capacity(world, orules):
+    state, orders = random_position(world, np.random.default_rng(5))
+    rows = [np.zeros(4, np.int64) for _ in range(4)]
+    assert nb.moves_after_move_nb(state, orders, orules, 0, 0, 0, 1, 0, -1, 4, *rows) == -1
+    assert nb.moves_after_move_nb(state, orders, orules, 0, 0, 0, 1, 0, 7, 2, *rows) == -1  # a detachment
 
 
 def test_placement_sequences_invariants(world, orules):

@@ -1194,14 +1194,29 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
     if onb.is_move_type_nb(t) or t == onb.RAIL_TRANSPORT:
         rail = t == onb.RAIL_TRANSPORT
         kind = DECISION.RAIL if rail else DECISION.MOVE
+        # after a move the rows are the last ones filtered (onb.moves_after_move_nb), not listed again;
+        # ``kept`` is how many the last decision had, -1 when a listing is due
+        kept = -1
+        moved_block = -1
+        moved_from = -1
+        moved_dest = -1
+        moved_via = -1
+        brigade = -1
+        full = False
         for _it in range(state.block_side.shape[0] + 1):
-            if rail:
-                n = onb.legal_rail_nb(state, orders, m, orules, o, mv_block, mv_dest)
-            else:
-                n = onb.legal_moves_scratch_nb(state, orders, m, orules, o, mv_block, mv_dest, mv_via, mv_detach,
-                                               mscr)
-            n = min(n, mv_block.shape[0])
-            n = filter_moves_ok_nb(state, ew.nation_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail)  # G15, G16
+            n = -1
+            if kept >= 0:
+                n = onb.moves_after_move_nb(state, orders, orules, o, moved_block, moved_from, moved_dest, moved_via,
+                                            brigade, kept, mv_block, mv_dest, mv_via, mv_detach)
+            if n < 0:
+                if rail:
+                    n = onb.legal_rail_nb(state, orders, m, orules, o, mv_block, mv_dest)
+                else:
+                    n = onb.legal_moves_scratch_nb(state, orders, m, orules, o, mv_block, mv_dest, mv_via, mv_detach,
+                                                   mscr)
+                full = n >= mv_block.shape[0]
+                n = min(n, mv_block.shape[0])
+                n = filter_moves_ok_nb(state, ew.nation_ok, n, mv_block, mv_dest, mv_via, mv_detach, rail)  # G15, G16
             if n == 0:
                 break
             # SoE 7.3: a move is due while no block has executed the order (rows exist, so
@@ -1224,6 +1239,12 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             else:
                 onb.apply_move_nb(state, orders, m, orules, o, b, mv_dest[j], mv_via[j], mv_detach[j], info)
                 log_event_nb(log, ctr, state, EVENT.MOVE, s, frm, mv_dest[j], b, t, mv_detach[j])
+                kept = -1 if full else n  # a listing cut at the capacity is listed again
+                moved_block = b
+                moved_from = frm
+                moved_dest = mv_dest[j]
+                moved_via = mv_via[j]
+                brigade = info[onb.MI_BRIGADE]
                 if info[onb.MI_BRIGADE] >= 0:
                     r = info[onb.MI_BRIGADE]
                     log_event_nb(log, ctr, state, EVENT.BLOCK_PLACED, s, frm, -1, r, state.block_sp[r], CAUSE.ORDERS)

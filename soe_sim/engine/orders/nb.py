@@ -1290,6 +1290,85 @@ def legal_moves_scratch_nb(state, orders, map_arrays, orules, order_id, out_bloc
                        True, False, scr)
 
 
+@njit(cache=True, _nrt=False)
+def moves_after_move_nb(state, orders, orules, order_id, block, origin, dest, via, brigade, n, out_block, out_dest,
+                        out_via, out_detach):
+    """The rows of :func:`legal_moves_nb` for ``order_id`` after :func:`apply_move_nb` executed one of
+    them, from the ``n`` rows listed before it, filtered in place: the same rows in the same order as a
+    fresh listing. Returns their count, or ``-1`` when the rows must be listed afresh.
+
+    ``block`` moved from ``origin`` into ``dest`` along ``via``; ``brigade`` is the brigade it detached
+    (``MI_BRIGADE`` of the move's info, ``-1`` none). A move of the order's side leaves everything a
+    listing reads as it was except: ``block`` (moved now), the side's blocks in ``origin`` that stay
+    for its other orders (O7), and the side's blocks along ``via`` into ``dest`` (SoE 7.33, when
+    ``dest`` is an enemy area). The enemy areas are the same (only the other side's blocks and
+    garrisons make them), the movement searches then too, and the closed links (SoE 7.31,
+    :func:`edge_blocked_nb`) as well — ``block`` arrived after every block on the map (the phase's
+    arrival counter, as in play), so it holds no road in ``dest`` — unless an enemy block stands in
+    ``origin``, where ``block`` may have been what held the road: then ``-1``. A detachment changes the force pool and the blocks of
+    ``origin`` (``-1``), and so does a listing cut at the capacity of the out arrays (``n`` equal to it).
+
+    Each condition is one row's own, so the rows of a listing filtered further by the caller (the game
+    loop's G15 / G16 nations) come out filtered in the same way.
+    """
+    if n < 0 or n >= out_block.shape[0] or brigade >= 0:
+        return -1
+    side = orders.order_side[order_id]
+    enemy = 1 - side
+    bs = state.block_side
+    ba = state.block_area
+    bst = state.block_status
+    bprev = state.block_prev_area
+    nbk = bs.shape[0]
+    if state.garrison_side[origin] == enemy:
+        return -1
+    enemy_dest = state.garrison_side[dest] == enemy
+    for q in range(nbk):
+        if bst[q] == STATUS.ON_MAP and bs[q] == enemy:
+            if ba[q] == origin:
+                return -1
+            if ba[q] == dest:
+                enemy_dest = True
+    # O7 in origin: the side's other placed orders there that need a block of it (as _moves_impl)
+    need = 0
+    for o in range(orders.n_orders[0]):
+        if (o != order_id and orders.order_side[o] == side and orders.order_area[o] == origin
+                and orders.order_status[o] == PLACED):
+            ot = orders.order_type[o]
+            if is_area_bound_nb(ot) or ot == MOVE_OUT or ot == FORCED_MARCH_OUT:
+                need += 1
+    stays_area = 0
+    if need > 0:
+        for q in range(nbk):
+            if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == origin and bprev[q] < 0:
+                stays_area += 1
+    # SoE 7.33: the link via -> dest may have reached its limit of blocks
+    link_full = False
+    if enemy_dest:
+        lc = 0
+        for q in range(nbk):
+            if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == dest and bprev[q] == via:
+                lc += 1
+        link_full = lc >= orules.max_blocks_per_link
+    k = 0
+    for i in range(n):
+        b = out_block[i]
+        if b == block:
+            continue
+        if link_full and out_dest[i] == dest and out_via[i] == via:
+            continue
+        if need > 0 and ba[b] == origin:
+            stays = stays_area - (1 if bprev[b] < 0 else 0)
+            if stays + (1 if out_detach[i] > 0 else 0) < need:
+                continue
+        out_block[k] = b
+        out_dest[k] = out_dest[i]
+        out_via[k] = out_via[i]
+        out_detach[k] = out_detach[i]
+        k += 1
+    return k
+
+
 @njit(cache=True, _nrt=True)
 def count_moves_nb(state, orders, map_arrays, orules, order_id):
     """Number of rows :func:`legal_moves_nb` would return (nothing written)."""
