@@ -1305,8 +1305,9 @@ def moves_after_move_nb(state, orders, orules, order_id, block, origin, dest, vi
     garrisons make them), the movement searches then too, and the closed links (SoE 7.31,
     :func:`edge_blocked_nb`) as well — ``block`` arrived after every block on the map (the phase's
     arrival counter, as in play), so it holds no road in ``dest`` — unless an enemy block stands in
-    ``origin``, where ``block`` may have been what held the road: then ``-1``. A detachment changes the force pool and the blocks of
-    ``origin`` (``-1``), and so does a listing cut at the capacity of the out arrays (``n`` equal to it).
+    ``origin``, where ``block`` may have been what held the road: then ``-1``. A detachment changes the
+    force pool and the blocks of ``origin`` (``-1``), and so does a listing cut at the capacity of the
+    out arrays (``n`` equal to it).
 
     Each condition is one row's own, so the rows of a listing filtered further by the caller (the game
     loop's G15 / G16 nations) come out filtered in the same way.
