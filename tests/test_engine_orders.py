@@ -1142,3 +1142,41 @@ def test_placement_tables_reused_across_positions_equal_fresh_ones(world, orules
                 assert k == k2 and (ot[:k] == ot2[:k]).all() and (oa[:k] == oa2[:k]).all()
                 compared += k > 0
     assert compared > 40
+
+
+def test_order_rows_with_the_matching_kept_across_a_placement_step_equal_fresh_ones(world, orules):
+    """``legal_orders_from_tables_nb`` extends the matching of its last call on the same tables by the
+    orders placed since (``meta[M_MATCHED]``). Along random placement sequences (both sides, both
+    fronts, tables computed once per side per position as in the game loop, now and then an earlier
+    order removed as a leader's countermand does), its rows equal those of fresh tables
+    (``legal_orders_nb``) at every step."""
+    m = world[0]
+    rng = np.random.default_rng(23)
+    size = 9 * m.n_areas + 1
+    ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
+    ot2, oa2 = np.empty(size, np.int64), np.empty(size, np.int64)
+    steps = extended = removed = 0
+    for _ in range(40):
+        state, _ = random_position(world, rng)
+        state.block_prev_area[:] = -1
+        orders = new_order_state(state)
+        tables = []
+        for s in (0, 1):
+            tables.append(nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0],
+                                                     orders.order_type.shape[0]))
+            nb.placement_tables_nb(state, m.arrays, orules, s, tables[s])
+        for _step in range(16):
+            s, f = int(rng.integers(2)), int(rng.integers(2))
+            if orders.n > 0 and rng.random() < 0.1:
+                orders.order_status[int(rng.integers(orders.n))] = OrderStatus.REMOVED
+                removed += 1
+            before = int(tables[s].meta[nb.M_MATCHED])
+            k = nb.legal_orders_from_tables_nb(orders, m.arrays, orules, s, f, 4, tables[s], ot, oa)
+            k2 = nb.legal_orders_nb(state, orders, m.arrays, orules, s, f, 4, ot2, oa2)
+            assert k == k2 and (ot[:k] == ot2[:k]).all() and (oa[:k] == oa2[:k]).all()
+            steps += 1
+            extended += before > 0
+            if k > 0:
+                j = int(rng.integers(k))
+                nb.place_order_nb(state, orders, s, f, int(ot[j]), int(oa[j]))
+    assert steps == 640 and extended > 150 and removed > 30, (extended, removed)
