@@ -9,6 +9,7 @@ import pytest
 from soe_sim.data import load_blocks, load_map, load_scenario
 from soe_sim.data.enums import ARM, FRONT, SIDE, UnitClass
 from soe_sim.engine.battles.nb import battle_inputs_nb, defender_side_nb
+from soe_sim.engine.game import policies as pnb
 from soe_sim.engine.nb import PULLBACK_NONE, check_supply, overstack_pullback_nb
 from soe_sim.engine.orders import (
     N_MOVE_INFO,
@@ -853,10 +854,19 @@ def test_moves_after_a_move_are_those_listed_afresh(world, orules):
     """``moves_after_move_nb`` (the game loop's rows after a move: the last rows filtered) against a fresh
     ``legal_moves_nb`` listing after every move of random move sequences, order by order, on rows first
     filtered by nation and destination as the loop's G15 / G16 filter does (every row kept in a third of the
-    positions). The same rows in the same order, or -1 (list afresh) only where the kernel says it must."""
+    positions). The same rows in the same order, or -1 (list afresh) only where the kernel says it must;
+    where it filters, the move features' known rows updated for the move equal those counted afresh."""
     m = world[0]
     rng = np.random.default_rng(31)
     cases = {"filtered": 0, "others dropped": 0, "listed again": 0}
+    params = np.zeros(pnb.N_PARAMS)
+    params[pnb.P_UNKNOWN_SP] = 2.0
+
+    def known(state, orders, side):
+        rows = np.zeros((pnb.N_KNOWN, m.n_areas))
+        pnb.known_areas_nb(state, orders, side, params, *(rows[q] for q in range(5)))
+        return rows
+
     for pos in range(240):
         state, orders = random_position(world, rng)
         cap = move_capacity(state, m.arrays)
@@ -875,6 +885,8 @@ def test_moves_after_a_move_are_those_listed_afresh(world, orules):
                 pick = whole if whole and rng.random() < 0.8 else kept
                 b, d, v, x = pick[int(rng.integers(len(pick)))]
                 origin = int(state.block_area[b])
+                side = int(state.block_side[b])
+                known_before = known(state, orders, side)
                 info = np.empty(N_MOVE_INFO, np.int64)
                 nb.apply_move_nb(state, orders, m.arrays, orules, o, b, d, v, x, info)
                 fresh = allowed(kernel_moves(state, orders, m, orules, o, cap))
@@ -888,6 +900,9 @@ def test_moves_after_a_move_are_those_listed_afresh(world, orules):
                     cases["listed again"] += 1
                 else:
                     assert list(zip(*(arr[:k].tolist() for arr in rows))) == fresh, (pos, o, (b, d, v, x))
+                    # the move features' known rows carried over the move (policies.known_after_move_nb)
+                    pnb.known_after_move_nb(known_before, float(state.block_sp[b]), origin, d)
+                    np.testing.assert_array_equal(known_before, known(state, orders, side))
                     cases["filtered"] += 1
                     cases["others dropped"] += len(fresh) < sum(1 for r in kept if r[0] != b)
                 kept = fresh
@@ -1127,3 +1142,41 @@ def test_placement_tables_reused_across_positions_equal_fresh_ones(world, orules
                 assert k == k2 and (ot[:k] == ot2[:k]).all() and (oa[:k] == oa2[:k]).all()
                 compared += k > 0
     assert compared > 40
+
+
+def test_order_rows_with_the_matching_kept_across_a_placement_step_equal_fresh_ones(world, orules):
+    """``legal_orders_from_tables_nb`` extends the matching of its last call on the same tables by the
+    orders placed since (``meta[M_MATCHED]``). Along random placement sequences (both sides, both
+    fronts, tables computed once per side per position as in the game loop, now and then an earlier
+    order removed as a leader's countermand does), its rows equal those of fresh tables
+    (``legal_orders_nb``) at every step."""
+    m = world[0]
+    rng = np.random.default_rng(23)
+    size = 9 * m.n_areas + 1
+    ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
+    ot2, oa2 = np.empty(size, np.int64), np.empty(size, np.int64)
+    steps = extended = removed = 0
+    for _ in range(40):
+        state, _ = random_position(world, rng)
+        state.block_prev_area[:] = -1
+        orders = new_order_state(state)
+        tables = []
+        for s in (0, 1):
+            tables.append(nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0],
+                                                     orders.order_type.shape[0]))
+            nb.placement_tables_nb(state, m.arrays, orules, s, tables[s])
+        for _step in range(16):
+            s, f = int(rng.integers(2)), int(rng.integers(2))
+            if orders.n > 0 and rng.random() < 0.1:
+                orders.order_status[int(rng.integers(orders.n))] = OrderStatus.REMOVED
+                removed += 1
+            before = int(tables[s].meta[nb.M_MATCHED])
+            k = nb.legal_orders_from_tables_nb(orders, m.arrays, orules, s, f, 4, tables[s], ot, oa)
+            k2 = nb.legal_orders_nb(state, orders, m.arrays, orules, s, f, 4, ot2, oa2)
+            assert k == k2 and (ot[:k] == ot2[:k]).all() and (oa[:k] == oa2[:k]).all()
+            steps += 1
+            extended += before > 0
+            if k > 0:
+                j = int(rng.integers(k))
+                nb.place_order_nb(state, orders, s, f, int(ot[j]), int(oa[j]))
+    assert steps == 640 and extended > 150 and removed > 30, (extended, removed)

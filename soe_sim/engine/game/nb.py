@@ -1208,6 +1208,7 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             if kept >= 0:
                 n = onb.moves_after_move_nb(state, orders, orules, o, moved_block, moved_from, moved_dest, moved_via,
                                             brigade, kept, mv_block, mv_dest, mv_via, mv_detach)
+            filtered = n >= 0  # then the features' known rows are the last ones after the move
             if n < 0:
                 if rail:
                     n = onb.legal_rail_nb(state, orders, m, orules, o, mv_block, mv_dest)
@@ -1225,8 +1226,10 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             off = 0 if must else 1  # option 0 = stop executing this order (SoE 7.3), unless a move is due
             feat = feat_buffer_nb(policies, s, n + off, ctr)
             if feat.shape[0] > 0:
+                if filtered:
+                    pnb.known_after_move_nb(fscr.known, state.block_sp[moved_block], moved_from, moved_dest)
                 pnb.fill_move_features_scratch_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via,
-                                                  mv_detach, n + off, off, rail, feat, fscr)
+                                                  mv_detach, n + off, off, rail, feat, fscr, filtered)
             j = decide_nb(policies, s, kind, n + off, feat, rng_policy, ctr, cfg)
             if ctr[C_ABORT] != ABORT.NONE or (off == 1 and j == 0):
                 break

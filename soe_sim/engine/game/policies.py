@@ -1121,16 +1121,29 @@ def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_de
     defenders."""
     fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n,
                                   off, rail, feat, new_feat_scratch_nb(state.control.shape[0],
-                                                                     state.block_side.shape[0]))
+                                                                     state.block_side.shape[0]), False)
+
+
+@njit(cache=True, _nrt=False)
+def known_after_move_nb(known, sp, origin, dest):
+    """Update the own rows of ``known`` (:func:`known_rows_nb`) for a block of ``sp`` SP of the known
+    side that moved from ``origin`` into ``dest`` (no detachment): the same values as computing them
+    again (whole SP as floats: the sums are exact in any order)."""
+    known[K_OWN_N, origin] -= 1.0
+    known[K_OWN_N, dest] += 1.0
+    known[K_OWN_SP, origin] -= sp
+    known[K_OWN_SP, dest] += sp
 
 
 @njit(cache=True, _nrt=False, internal=True)
 def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off,
-                                  rail, feat, scr):
-    """:func:`fill_move_features_nb` with the caller's :class:`FeatScratch` ``scr``."""
+                                  rail, feat, scr, known_ready):
+    """:func:`fill_move_features_nb` with the caller's :class:`FeatScratch` ``scr``; ``known_ready``:
+    ``scr.known`` already holds :func:`known_rows_nb` of ``side`` for the position (the game loop's
+    decisions after a move of the same order, :func:`known_after_move_nb`)."""
     na = state.control.shape[0]
     pr = pol.params[side]
-    known = known_rows_nb(state, orders, side, pr, scr.known)
+    known = scr.known if known_ready else known_rows_nb(state, orders, side, pr, scr.known)
     own_n, own_sp, en_n, en_sp, unseen = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP], known[K_UNSEEN]
     forced = False
     if not rail:

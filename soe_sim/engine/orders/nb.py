@@ -478,7 +478,8 @@ class PlacementTables(NamedTuple):
 M_NF = 0  # PlacementTables.meta: areas holding the side's blocks
 M_NBS = 1  # the side's blocks on the map
 M_SETS = 2  # 1: reach_bits holds the rows' reach (area sets, no closed link), else the rows are walked
-N_META = 3
+M_MATCHED = 3  # slots of legal_orders_from_tables_nb's matching kept from its last call on these tables
+N_META = 4
 
 
 @njit(cache=True, _nrt=True)
@@ -580,6 +581,7 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
                 depth[r] = max(depth[r], b_allow[b, 0], b_allow[b, 1])
     tabs.meta[M_NF] = nf
     tabs.meta[M_NBS] = nbs
+    tabs.meta[M_MATCHED] = 0  # new tables: no matching to extend
 
     # movement distances (SoE 7.31) from every area with blocks that may Move To / Forced March
     # To, up to their largest allowance (exact below it; reach_r[r, :reach_k[r]]: the areas
@@ -709,30 +711,43 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     reach_k = tabs.reach_k
     recon_d = tabs.recon_d
 
-    # matching of the orders already placed (each keeps its own executing block, O2)
+    # matching of the orders already placed (each keeps its own executing block, O2). The slots are
+    # matched one by one in order id order, so the matching of a list of slots is that of its first
+    # ``meta[M_MATCHED]`` slots (kept from the last call on these tables) extended by the others: a
+    # placement step's next call augments only the orders placed since (a slot changed or gone: all again)
     slot_type = tabs.slot_type
     slot_area = tabs.slot_area
+    matched = tabs.meta[M_MATCHED]
     ns = 0
     for o in range(n_ord):
         if (orders.order_side[o] == side and orders.order_status[o] == PLACED
                 and orders.order_type[o] != RECON):
-            slot_type[ns] = orders.order_type[o]
-            slot_area[ns] = orders.order_area[o]
+            t = orders.order_type[o]
+            a = orders.order_area[o]
+            if ns < matched and (slot_type[ns] != t or slot_area[ns] != a):
+                matched = 0
+            slot_type[ns] = t
+            slot_area[ns] = a
             ns += 1
+    if ns < matched:
+        matched = 0
     visited = tabs.visited
     from_slot = tabs.from_slot
     aug_queue = tabs.aug_queue[:n_ord + 2]
     match_block = tabs.match_block
     match_slot = tabs.match_slot
     movable_slot = tabs.movable_slot
-    for b in range(nbk):
-        match_block[b] = -1
-    for o in range(n_ord + 1):
+    if matched == 0:
+        for b in range(nbk):
+            match_block[b] = -1
+    for o in range(matched, n_ord + 1):
         match_slot[o] = -1
+    for o in range(n_ord + 1):
         movable_slot[o] = False
-    for o in range(ns):
+    for o in range(matched, ns):
         _augment(b_area, b_row, b_allow, b_mask, dist_r, slot_type, slot_area, o, match_block, match_slot,
                  blocks, nbs, visited, from_slot, aug_queue)
+    tabs.meta[M_MATCHED] = ns
     # slots that can hand their block over: an alternating path leads from them to a free block
     # (a new order can then be matched through a capable block they hold). The least set closed
     # under "a capable block other than its own is free or held by a movable slot": first the slots
