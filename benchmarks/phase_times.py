@@ -68,6 +68,7 @@ place_orders_nb         decide_scores_nb                    order placement / sc
 place_orders_nb         fill_order_features_cached_nb       order placement / ORDER features (other policies)
 place_orders_nb         decide_nb                           order placement / choice (other policies)
 _execute_order_nb       legal_moves_scratch_nb              order execution / move listing
+_execute_order_nb       moves_after_move_nb                 order execution / move rows after a move
 _execute_order_nb       legal_rail_nb                       order execution / rail listing
 _execute_order_nb       fill_move_features_scratch_nb       order execution / move features
 _execute_order_nb       apply_move_nb                       order execution / move applied
