@@ -8,7 +8,11 @@ of ``--calls`` calls (so no Python call overhead is measured), after a warm-up:
 
 * ``placement_tables_us``: ``placement_tables_nb`` (the static part, once per side and placement
   step in a game);
-* ``legal_orders_us``: ``legal_orders_from_tables_nb`` (the rows, at every ORDER decision);
+* ``legal_orders_us``: ``legal_orders_from_tables_nb`` (the rows, at every ORDER decision), with the
+  matching of all the placed orders built at each call: since session 29 a call extends the matching of its
+  last call on the same tables (``PlacementTables.meta[M_MATCHED]``), so calls repeated on one position would
+  otherwise time no matching at all, and the figure would not compare with older trees (which have no
+  ``M_MATCHED``: nothing is reset there);
 * ``rows``: how many rows that listing has (a check that two trees time the same work);
 * ``side_depots_us``: ``side_depots_into_nb`` for the side (two whole-map clear-path searches: to the
   supply sources, then to the depots), and the same three on a copy of the map without area sets
@@ -39,9 +43,11 @@ from _output import emit_json  # benchmarks/_output.py
 
 
 @njit(cache=False)
-def _loop_legal_orders(calls, orders, map_arrays, orules, side, front, allowed, tabs, out_type, out_area):
+def _loop_legal_orders(calls, orders, map_arrays, orules, side, front, allowed, tabs, out_type, out_area, matched):
     total = 0
     for _ in range(calls):
+        if matched >= 0:  # the matching of every placed order built at each call (see the module docstring)
+            tabs.meta[matched] = 0
         total += nb.legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, allowed, tabs, out_type,
                                                 out_area)
     return total
@@ -116,7 +122,7 @@ def main(scenario, n_orders, calls, repeats, seed, out):
             lambda c: _loop_placement_tables(c, state, game_map.arrays, orules, side, tabs), calls, repeats),
         "legal_orders_us": _median_us(
             lambda c: _loop_legal_orders(c, orders, game_map.arrays, orules, side, front, allowed, tabs, out_type,
-                                         out_area), calls, repeats),
+                                         out_area, getattr(nb, "M_MATCHED", -1)), calls, repeats),
         "python": platform.python_version(),
     }
     # the same kernels on the map without area sets (the link-list searches)
@@ -138,7 +144,8 @@ def main(scenario, n_orders, calls, repeats, seed, out):
     result["placement_tables_us_link_lists"] = _median_us(
         lambda c: _loop_placement_tables(c, state, lists, orules, side, tabs2), calls, repeats)
     result["legal_orders_us_link_lists"] = _median_us(
-        lambda c: _loop_legal_orders(c, orders, lists, orules, side, front, allowed, tabs2, out_type, out_area),
+        lambda c: _loop_legal_orders(c, orders, lists, orules, side, front, allowed, tabs2, out_type, out_area,
+                                     getattr(nb, "M_MATCHED", -1)),
         calls, repeats)
     emit_json(result, out)
 
