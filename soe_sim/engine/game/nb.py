@@ -1208,7 +1208,11 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             if kept >= 0:
                 n = onb.moves_after_move_nb(state, orders, orules, o, moved_block, moved_from, moved_dest, moved_via,
                                             brigade, kept, mv_block, mv_dest, mv_via, mv_detach)
-            filtered = n >= 0  # then the features' known rows are the last ones after the move
+            # filtered: the features' known rows (fscr.known) are those of the last decision, updated for the
+            # move. They were filled at every decision since the listing: after a move the options are "stop"
+            # and at least one row (n + off >= 2, so feat_buffer_nb gives a matrix), and a first decision with
+            # a single option leaves no row once its block has moved.
+            filtered = n >= 0
             if n < 0:
                 if rail:
                     n = onb.legal_rail_nb(state, orders, m, orules, o, mv_block, mv_dest)
