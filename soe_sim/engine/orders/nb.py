@@ -1097,6 +1097,40 @@ def _reverse_reach_nb(ip, ix, eb, el, enemy_row, side, dest, depth, rdist, queue
             tail += 1
 
 
+@njit(cache=True, inline="always")
+def _orders_needing_a_block_nb(order_side, order_area, order_status, order_type, n_orders, order_id, side, x):
+    """O7: the side's placed orders on ``x`` other than ``order_id`` that need a block of ``x`` to stay
+    (SoE 7.2: movement orders "may not be ignored once placed"). Arrays only: inlined in loops."""
+    need = 0
+    for o in range(n_orders):
+        if o != order_id and order_side[o] == side and order_area[o] == x and order_status[o] == PLACED:
+            ot = order_type[o]
+            if is_area_bound_nb(ot) or ot == MOVE_OUT or ot == FORCED_MARCH_OUT:
+                need += 1
+    return need
+
+
+@njit(cache=True, inline="always")
+def _unmoved_count_nb(bst, bs, ba, bprev, side, x):
+    """The side's blocks on the map in ``x`` that have not moved this phase (O7)."""
+    k = 0
+    for q in range(bs.shape[0]):
+        if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == x and bprev[q] < 0:
+            k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def _link_count_nb(bst, bs, ba, bprev, side, d, v):
+    """The side's blocks on the map in ``d`` that entered it from ``v`` (SoE 7.33: at most
+    ``max_blocks_per_link`` along one link into a battle)."""
+    k = 0
+    for q in range(bs.shape[0]):
+        if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == d and bprev[q] == v:
+            k += 1
+    return k
+
+
 @njit(cache=True, _nrt=False, internal=True)
 def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, out_via, out_detach,
                 write, first_only, scr):
@@ -1217,18 +1251,11 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
                 dist[queue[p]] = UNREACHED
         if x != last_x:
             last_x = x
-            need = 0  # _pending_area_orders: the side's other placed orders on x that need a block of x (O7)
-            for o in range(n_ord):
-                if (o != order_id and orders.order_side[o] == side and orders.order_area[o] == x
-                        and orders.order_status[o] == PLACED):
-                    ot = orders.order_type[o]
-                    if is_area_bound_nb(ot) or ot == MOVE_OUT or ot == FORCED_MARCH_OUT:
-                        need += 1  # SoE 7.2: movement orders 'may not be ignored once placed'
+            need = _orders_needing_a_block_nb(orders.order_side, orders.order_area, orders.order_status,
+                                              orders.order_type, n_ord, order_id, side, x)
             stays_area = 0
             if need > 0:
-                for q in range(nbk):  # _unmoved_count
-                    if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == x and bprev[q] < 0:
-                        stays_area += 1
+                stays_area = _unmoved_count_nb(bst, bs, ba, bprev, side, x)
         stays = 0
         if need > 0:
             stays = stays_area - (1 if bprev[b] < 0 else 0)
@@ -1253,13 +1280,8 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
                 nv = _vias_nb(ip, ix, eb, el, enemy_row, side, x, d, allow, stamp, gen, sdist, queue, vias)
             for q in range(nv):
                 v = vias[q]
-                if enemy_row[d]:
-                    lc = 0  # _link_count
-                    for r in range(nbk):
-                        if bst[r] == STATUS.ON_MAP and bs[r] == side and ba[r] == d and bprev[r] == v:
-                            lc += 1
-                    if lc >= orules.max_blocks_per_link:
-                        continue  # SoE 7.33: at most 4 blocks per side along one link into a battle
+                if enemy_row[d] and _link_count_nb(bst, bs, ba, bprev, side, d, v) >= orules.max_blocks_per_link:
+                    continue  # SoE 7.33: at most 4 blocks per side along one link into a battle
                 for det in range(det_max + 1):
                     if need > 0 and stays + (1 if det > 0 else 0) < need:
                         continue  # SoE 7.3: a block must remain for Defend / Withdraw / … (O7)
@@ -1346,26 +1368,13 @@ def moves_after_move_nb(state, orders, orules, order_id, block, origin, dest, vi
             if ba[q] == dest:
                 enemy_dest = True
     # O7 in origin: the side's other placed orders there that need a block of it (as _moves_impl)
-    need = 0
-    for o in range(orders.n_orders[0]):
-        if (o != order_id and orders.order_side[o] == side and orders.order_area[o] == origin
-                and orders.order_status[o] == PLACED):
-            ot = orders.order_type[o]
-            if is_area_bound_nb(ot) or ot == MOVE_OUT or ot == FORCED_MARCH_OUT:
-                need += 1
+    need = _orders_needing_a_block_nb(orders.order_side, orders.order_area, orders.order_status, orders.order_type,
+                                      orders.n_orders[0], order_id, side, origin)
     stays_area = 0
     if need > 0:
-        for q in range(nbk):
-            if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == origin and bprev[q] < 0:
-                stays_area += 1
+        stays_area = _unmoved_count_nb(bst, bs, ba, bprev, side, origin)
     # SoE 7.33: the link via -> dest may have reached its limit of blocks
-    link_full = False
-    if enemy_dest:
-        lc = 0
-        for q in range(nbk):
-            if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == dest and bprev[q] == via:
-                lc += 1
-        link_full = lc >= orules.max_blocks_per_link
+    link_full = enemy_dest and _link_count_nb(bst, bs, ba, bprev, side, dest, via) >= orules.max_blocks_per_link
     k = 0
     for i in range(n):
         b = out_block[i]
