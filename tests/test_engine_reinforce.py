@@ -20,8 +20,13 @@ from soe_sim.engine.reinforce.nb import (
     ARRIVE_DELAYED,
     ARRIVE_NONE,
     arrive_reinforcements_nb,
+    build_pairs_after_spend_nb,
+    combine_pairs_after_combine_nb,
     front_line_nb,
+    legal_build_pairs_nb,
+    legal_combine_pairs_nb,
     strategic_cubes_nb,
+    strengthen_after_spend_nb,
 )
 from soe_sim.engine.state import (
     CUBE_ALLIED,
@@ -958,3 +963,84 @@ def test_soe_8_31_neutral_blocks_make_no_front_line():
         front = {city: [int(opts.loc[i, "front_line"]) for i, t in enumerate(rows)
                         if t.startswith("strengthen") and f" in {city} " in t] for city in ("grodno", "lida")}
     assert front["grodno"] == [0] and front["lida"] == [0], front
+
+
+# --- rows carried across the decisions of the phase --------------------------------------------------------------
+
+
+def _combine_rows(g, ctx, side):
+    nbk = g.n_blocks
+    out_d = np.empty(nbk * nbk, dtype=np.int64)
+    out_b = np.empty(nbk * nbk, dtype=np.int64)
+    k = legal_combine_pairs_nb(side, g.block_side, g.block_arm, g.block_class, g.block_nation, g.block_area,
+                               g.block_status, g.block_sp, g.block_max_sp, ctx.nation_active,
+                               ctx.rules.combine_same_arm, out_d, out_b)
+    return k, out_d, out_b
+
+
+def _build_rows(g, ctx, pool, keep):
+    """legal_build_pairs_nb's rows, then a row filter (``keep[b, a]``) standing for the game loop's EatS
+    filters, which read only the row."""
+    nbk, n = g.n_blocks, ctx.front.shape[0]
+    cnt = np.zeros(n, dtype=np.int32)
+    out_b = np.empty(nbk * n, dtype=np.int64)
+    out_a = np.empty(nbk * n, dtype=np.int64)
+    k = legal_build_pairs_nb(int(pool.side), g.block_side, g.block_arm, g.block_class, g.block_nation, g.block_area,
+                             g.block_status, ctx.nation_active, ctx.nation_area_ok, ctx.eastern_link, ctx.depot,
+                             ctx.enemy, ctx.rules, pool.cubes, int(pool.area), int(pool.nation), cnt,
+                             np.zeros(n, dtype=np.bool_), out_b, out_a)
+    rows = [i for i in range(k) if keep[out_b[i], out_a[i]]]
+    k = len(rows)
+    out_b[:k] = out_b[rows]
+    out_a[:k] = out_a[rows]
+    return k, out_b, out_a, cnt
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=SEEDS)
+def test_reinforcement_rows_filtered_after_each_decision_equal_fresh_ones(games, game_map, rules, seed):
+    """The game loop lists the combines once per side (SoE 8.2) and the strengthens and builds once per
+    pool (8.3–8.5), then filters the rows after each decision (``combine_pairs_after_combine_nb``,
+    ``strengthen_after_spend_nb``, ``build_pairs_after_spend_nb``): along random decision sequences from
+    random positions, the filtered rows equal a fresh listing after every decision, in the same order."""
+    rng = np.random.default_rng(seed)
+    m = game_map
+    sc, g = random_state(rng, games, m)
+    ctx = random_ctx(rng, g, sc, m, rules)
+    rr = ctx.rules._replace(max_blocks=int(rng.integers(1, ctx.rules.max_blocks + 2)),
+                            front_line_max_sp=int(rng.integers(1, 3)), combine_same_arm=bool(rng.random() < 0.5))
+    ctx = ctx._replace(rules=rr)
+    for side in (P, S):
+        k, out_d, out_b = _combine_rows(g, ctx, side)
+        while k > 0 and rng.random() < 0.9:
+            i = int(rng.integers(k))
+            d, b = int(out_d[i]), int(out_b[i])
+            assert R.apply_combine(g, ctx, side, d, b)
+            k = combine_pairs_after_combine_nb(d, b, g.block_sp, g.block_max_sp, k, out_d, out_b)
+            kf, fd, fb = _combine_rows(g, ctx, side)
+            assert (k, out_d[:k].tolist(), out_b[:k].tolist()) == (kf, fd[:kf].tolist(), fb[:kf].tolist())
+        for _ in range(2):
+            pool = random_pool(rng, g, ctx, m, side)
+            pool.cubes[:] += rng.integers(0, 6, 3)
+            keep = rng.random((g.n_blocks, m.n_areas)) < 0.8
+            smask = R.legal_strengthen(g, ctx, pool)
+            k1 = int(smask.sum())
+            k2, bb, ba, cnt = _build_rows(g, ctx, pool, keep)
+            while k1 + k2 > 0 and rng.random() < 0.95:
+                j = int(rng.integers(k1 + k2))
+                built_area = -1
+                if j < k1:
+                    assert R.apply_strengthen(g, ctx, pool, int(np.flatnonzero(smask)[j]))
+                else:
+                    b, a = int(bb[j - k1]), int(ba[j - k1])
+                    assert R.apply_build(g, ctx, pool, b, a)
+                    built_area = a
+                k1 = strengthen_after_spend_nb(side, g.block_arm, g.block_nation, g.block_area, g.block_sp,
+                                               g.block_max_sp, ctx.front_line, ctx.gained_area, rr, pool.cubes, smask)
+                k2 = build_pairs_after_spend_nb(side, g.block_arm, g.block_class, g.block_nation, g.block_status,
+                                                ctx.eastern_link, rr, pool.cubes, built_area, cnt, k2, bb, ba)
+                fresh = R.legal_strengthen(g, ctx, pool)
+                assert k1 == int(fresh.sum()) and (smask == fresh).all()
+                kf, fb, fa, fcnt = _build_rows(g, ctx, pool, keep)
+                assert (k2, bb[:k2].tolist(), ba[:k2].tolist()) == (kf, fb[:kf].tolist(), fa[:kf].tolist())
+                assert (cnt == fcnt).all()

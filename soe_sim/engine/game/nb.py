@@ -92,6 +92,8 @@ from soe_sim.engine.reinforce.nb import (
     apply_combine_nb,
     apply_strengthen_nb,
     arrive_reinforcements_nb,
+    build_pairs_after_spend_nb,
+    combine_pairs_after_combine_nb,
     front_line_nb,
     legal_build_pairs_nb,
     legal_combine_pairs_nb,
@@ -99,6 +101,7 @@ from soe_sim.engine.reinforce.nb import (
     nearest_leader_front_nb,
     replace_garrisons_nb,
     strategic_cubes_nb,
+    strengthen_after_spend_nb,
 )
 from soe_sim.engine.state import PHASE_REINFORCEMENT, PHASE_REPLENISH, STATUS
 
@@ -2313,11 +2316,13 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     strat = np.zeros((n_areas, 3), dtype=np.int64)
     pool = np.zeros(3, dtype=np.int64)
     for s in range(2):
-        # 8.2 combine
+        # 8.2 combine: listed once, then the pairs filtered after each combine (the same pairs)
+        k = 0
         for _it in range(nbk + 1):
-            k = legal_combine_pairs_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
-                                       state.block_area, state.block_status, state.block_sp, state.block_max_sp,
-                                       active, rr.combine_same_arm, comb_d, comb_b)
+            if _it == 0:
+                k = legal_combine_pairs_nb(s, state.block_side, state.block_arm, state.block_class,
+                                           state.block_nation, state.block_area, state.block_status, state.block_sp,
+                                           state.block_max_sp, active, rr.combine_same_arm, comb_d, comb_b)
             if k == 0:
                 break
             feat = feat_buffer_nb(policies, s, k + 1, ctr)
@@ -2335,6 +2340,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                 active, rr.combine_same_arm):
                 log_event_nb(log, ctr, state, EVENT.COMBINE, s, area, -1, dd, bb, state.block_sp[dd])
                 orders.seen[1 - s, dd] = False  # O11: the enemy's view of its SP is out of date
+            k = combine_pairs_after_combine_nb(dd, bb, state.block_sp, state.block_max_sp, k, comb_d, comb_b)
         # 8.3–8.5 pools: strategic cities, then the saved cubes (one pool per front under EatS X, V8)
         strategic_cubes_nb(m.strategic_cubes, state.control, depot, s, cfg.kaunas, active[LITHUANIAN], strat)
         n_saved = n_fronts if rr.saved_cubes_per_front else 1
@@ -2368,21 +2374,38 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                         pool[q] = 0
                         for f in range(n_fronts):
                             pool[q] += state.cubes[s, f, q]
+            # one listing per pool, then after each cube spent the rows filtered (the same rows: within a
+            # pool the listings' inputs move one way, see strengthen_after_spend_nb); afresh when a built
+            # block may be strengthened (EatS X.4)
+            k1 = 0
+            k2 = 0
+            fresh = True
+            built_area = -1
             for _it in range(64 * nbk):
-                k1 = legal_strengthen_nb(s, state.block_side, state.block_arm, state.block_nation, state.block_area,
-                                         state.block_status, state.block_sp, state.block_max_sp,
-                                         state.block_in_supply, built, active, m.front, front_line,
-                                         gained, rr, pool, p_front, p_nation, smask)
-                k2 = legal_build_pairs_nb(s, state.block_side, state.block_arm, state.block_class,
-                                          state.block_nation, state.block_area, state.block_status, active,
-                                          cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool, p_area, p_nation,
-                                          build_cnt, build_ok, build_b, build_a)
-                if rr.own_nation_builds_at_supply_source_only and k2 > 0:
-                    k2 = home_build_pairs_only_nb(state, m, s, k2, build_b, build_a)  # EatS X.3, X.4 (V9)
-                if p_area < 0 and p_front >= 0 and k2 > 0:
-                    k2 = front_build_pairs_only_nb(m, s, p_front, k2, build_b, build_a)  # EatS X: a front's RP (V8)
-                if p_area >= 0 and p_front >= 0 and p_front != m.front[p_area]:
-                    k2 = 0  # SoE 10.2: Klintsy's cubes given to the other front are used there, not built at Klintsy
+                if fresh:
+                    k1 = legal_strengthen_nb(s, state.block_side, state.block_arm, state.block_nation,
+                                             state.block_area, state.block_status, state.block_sp, state.block_max_sp,
+                                             state.block_in_supply, built, active, m.front, front_line,
+                                             gained, rr, pool, p_front, p_nation, smask)
+                    k2 = legal_build_pairs_nb(s, state.block_side, state.block_arm, state.block_class,
+                                              state.block_nation, state.block_area, state.block_status, active,
+                                              cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool, p_area,
+                                              p_nation, build_cnt, build_ok, build_b, build_a)
+                    if rr.own_nation_builds_at_supply_source_only and k2 > 0:
+                        k2 = home_build_pairs_only_nb(state, m, s, k2, build_b, build_a)  # EatS X.3, X.4 (V9)
+                    if p_area < 0 and p_front >= 0 and k2 > 0:
+                        k2 = front_build_pairs_only_nb(m, s, p_front, k2, build_b, build_a)  # EatS X: front RP (V8)
+                    if p_area >= 0 and p_front >= 0 and p_front != m.front[p_area]:
+                        k2 = 0  # SoE 10.2: Klintsy's cubes given to the other front are used there, not built there
+                else:
+                    if k1 > 0:
+                        k1 = strengthen_after_spend_nb(s, state.block_arm, state.block_nation, state.block_area,
+                                                       state.block_sp, state.block_max_sp, front_line, gained, rr,
+                                                       pool, smask)
+                    if k2 > 0:
+                        k2 = build_pairs_after_spend_nb(s, state.block_arm, state.block_class, state.block_nation,
+                                                        state.block_status, m.eastern_link, rr, pool, built_area,
+                                                        build_cnt, k2, build_b, build_a)
                 if k1 + k2 == 0:
                     break
                 feat = feat_buffer_nb(policies, s, 1 + k1 + k2, ctr)
@@ -2393,6 +2416,8 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                 if j == 0:
                     break
                 j -= 1
+                fresh = False
+                built_area = -1
                 if j < k1:
                     t = -1
                     for b in range(nbk):
@@ -2419,8 +2444,10 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
                                    cfg.nation_area_ok, m.eastern_link, depot, enemy, rr, pool,
                                    p_area, p_nation)
                     log_event_nb(log, ctr, state, EVENT.BUILD, s, a, -1, b, state.block_sp[b], p_area)
+                    built_area = a
                     if rr.built_brigade_may_strengthen and state.block_class[b] == BRIGADE:
                         built[b] = False  # EatS X.4: a reserve unit takes as many SP as RP
+                        fresh = True  # it may be strengthened: a row the filter cannot add
             if pi >= n_areas:  # saved cubes stay for the next round (8.4)
                 if rr.saved_cubes_per_front:
                     for q in range(3):

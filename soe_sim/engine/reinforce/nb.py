@@ -386,6 +386,32 @@ def legal_combine_pairs_nb(side, block_side, block_arm, block_class, block_natio
 
 
 @njit(cache=True, _nrt=False)
+def combine_pairs_after_combine_nb(d, b, block_sp, block_max_sp, k, out_d, out_b):
+    """The pairs of :func:`legal_combine_pairs_nb` after division ``d`` absorbed block ``b``
+    (:func:`apply_combine_nb`), from the ``k`` pairs listed before it (``out_d[:k]`` /
+    ``out_b[:k]``, filtered in place, the order kept; returns how many are left): the same pairs a
+    fresh listing gives.
+
+    A pair's legality reads only its own two blocks (SoE 8.2, RF8), and a combine changes only the
+    two blocks it joins: ``b`` leaves the map, so every pair with ``b`` goes, and ``d`` has more SP,
+    so a pair with ``d`` stays only while the SP still fit the absorbing division. No pair can
+    appear. The game loop lists once per side and filters after each combine (8.2 is one decision
+    per combine)."""
+    j = 0
+    for i in range(k):
+        x = out_d[i]
+        y = out_b[i]
+        if x == b or y == b:
+            continue
+        if (x == d or y == d) and block_sp[x] + block_sp[y] > block_max_sp[x]:
+            continue  # RF8: no SP is lost
+        out_d[j] = x
+        out_b[j] = y
+        j += 1
+    return j
+
+
+@njit(cache=True, _nrt=False)
 def apply_combine_nb(side, d, b, block_side, block_arm, block_class, block_nation, block_area, block_status,
                      block_sp, block_max_sp, block_prev_area, block_arrival, block_in_supply, nation_active,
                      same_arm):
@@ -497,6 +523,37 @@ def apply_strengthen_nb(side, b, block_side, block_arm, block_nation, block_area
     block_sp[b] += 1
     gained_area[side, block_area[b]] += 1
     return True
+
+
+@njit(cache=True, _nrt=False)
+def strengthen_after_spend_nb(side, block_arm, block_nation, block_area, block_sp, block_max_sp, front_line,
+                              gained_area, rr, pool_cubes, out):
+    """:func:`legal_strengthen_nb`'s mask after cubes of the same pool were spent by
+    :func:`apply_strengthen_nb` or :func:`apply_build_nb`, from the mask listed before (``out``,
+    (n_blocks,) bool, cleared in place where a block no longer qualifies; returns how many are
+    left): the same mask a fresh listing gives, provided every block built since is still marked
+    in ``built``.
+
+    Within one pool the listing's inputs only move one way: the pool's cubes go down, SP and the
+    SP gained per area (8.31) go up, and a built block is marked ``built`` (8.4) — so a block can
+    leave the mask but never join it, and only the tests reading those values are made again. (A
+    block built and then unmarked, EatS X.4 ``built_brigade_may_strengthen``, joins it: the caller
+    lists afresh then.)"""
+    k = 0
+    for b in range(out.shape[0]):
+        if not out[b]:
+            continue
+        a = block_area[b]
+        ok = block_sp[b] < block_max_sp[b]
+        if ok:
+            ck = cube_kind_nb(side, block_nation[b], block_arm[b])
+            ok = pool_cubes[ck] >= 1  # SoE 8.3: a cube of its colour
+        if ok and front_line[side, a] and gained_area[side, a] >= rr.front_line_max_sp:
+            ok = False  # SoE 8.31
+        out[b] = ok
+        if ok:
+            k += 1
+    return k
 
 
 # --------------------------------------------------------------------------------------------------
@@ -615,6 +672,40 @@ def legal_build_pairs_nb(side, block_side, block_arm, block_class, block_nation,
                     out_a[k] = a
                 k += 1
     return k
+
+
+@njit(cache=True, _nrt=False)
+def build_pairs_after_spend_nb(side, block_arm, block_class, block_nation, block_status, eastern_link, rr, pool_cubes,
+                               built_area, cnt, k, out_b, out_a):
+    """The pairs of :func:`legal_build_pairs_nb` after cubes of the same pool were spent, from the
+    ``k`` pairs listed before (``out_b[:k]`` / ``out_a[:k]``, filtered in place, the order kept;
+    returns how many are left): the same pairs a fresh listing gives, and the same pairs the
+    caller's row filters (``front_build_pairs_only_nb``, ``home_build_pairs_only_nb``: each reads
+    only its row and the map) left, if applied to the listing.
+
+    ``built_area``: the area where :func:`apply_build_nb` has just put a block (-1 after a
+    strengthen); ``cnt`` (n_areas,) the listing's count of the side's blocks per area, which this
+    call keeps up to date. Within one pool, the listing's inputs only move one way — the cubes go
+    down, a built block leaves the force pool, an area fills up (RF9) — so rows only disappear; the
+    depots, the enemy and the nations' areas are those of the phase's start (8.4)."""
+    if built_area >= 0:
+        cnt[built_area] += 1
+    j = 0
+    for i in range(k):
+        b = out_b[i]
+        a = out_a[i]
+        st = block_status[b]
+        if st != STATUS.FORCE_POOL and st != STATUS.DESTROYED_TO_POOL:
+            continue  # the block just built
+        ck = cube_kind_nb(side, block_nation[b], block_arm[b])
+        if pool_cubes[ck] < build_cost_nb(block_class[b], rr):
+            continue  # SoE 8.4: its cost in cubes of its colour
+        if not eastern_link[a] and cnt[a] >= rr.max_blocks:
+            continue  # RF9: stacking
+        out_b[j] = b
+        out_a[j] = a
+        j += 1
+    return j
 
 
 @njit(cache=True, _nrt=True)
