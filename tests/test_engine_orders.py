@@ -742,11 +742,23 @@ def presence(state, n):
     return cnt, enemy
 
 
+_STARTS = {}
+
+
+def campaign_start(world):
+    """A copy of the campaign's starting state (loaded once per world: loading takes a tenth of a second)."""
+    key = id(world)
+    if key not in _STARTS:
+        m, roster, rules = world
+        _STARTS[key] = (world, new_game(load_scenario("campaign-1920"), m, roster, rules))
+    return _STARTS[key][1].copy()
+
+
 def random_position(world, rng):
     """A dense random position around a random area of the campaign universe, with random flags,
     earlier moves and orders (placed without legality checks)."""
-    m, roster, rules = world
-    state = new_game(load_scenario("campaign-1920"), m, roster, rules)
+    m = world[0]
+    state = campaign_start(world)
     orders = new_order_state(state)
     n = m.n_areas
     centre = int(rng.integers(n))
@@ -914,6 +926,63 @@ def test_moves_after_a_move_list_afresh_a_listing_cut_at_the_capacity(world, oru
     rows = [np.zeros(4, np.int64) for _ in range(4)]
     assert nb.moves_after_move_nb(state, orders, orules, 0, 0, 0, 1, 0, -1, 4, *rows) == -1
     assert nb.moves_after_move_nb(state, orders, orules, 0, 0, 0, 1, 0, 7, 2, *rows) == -1  # a detachment
+
+
+def test_rail_rows_after_a_rail_move_are_those_listed_afresh(world, orules):
+    """``rails_after_rail_nb`` (the game loop's rail rows after a rail move, SoE 7.6: the last rows filtered)
+    against a fresh ``legal_rail_nb`` listing after every move of random rail sequences, on Rail Transport
+    orders given to random areas holding blocks of random positions: the same rows in the same order, or -1
+    (list afresh) where the move changed whether the side is present in a key city (its depots, SoE 1.31)."""
+    m = world[0]
+    rng = np.random.default_rng(37)
+    cases = {"filtered": 0, "listed again": 0, "max blocks": 0}
+    cap = 4 * m.n_areas * 60
+    ob, od = np.empty(cap, np.int64), np.empty(cap, np.int64)
+
+    def listing(state, orders, o):
+        k = nb.legal_rail_nb(state, orders, m.arrays, orules, o, ob, od)
+        return list(zip(ob[:k].tolist(), od[:k].tolist()))
+
+    for _ in range(600):
+        state, orders = random_position(world, rng)
+        on = np.flatnonzero((state.block_status == STATUS.ON_MAP) & (state.block_prev_area < 0))
+        if len(on) == 0:
+            continue
+        b0 = int(rng.choice(on))
+        area = int(state.block_area[b0])
+        side = int(state.block_side[b0])
+        o = nb.place_order_nb(state, orders, side, int(m.front[area]), T.RAIL_TRANSPORT, area)
+        if o < 0:
+            continue
+        kept = listing(state, orders, o)
+        while kept:
+            b, d = kept[int(rng.integers(len(kept)))]
+            origin = int(state.block_area[b])
+            nb.apply_rail_nb(state, orders, m.arrays, orules, o, b, d)
+            fresh = listing(state, orders, o)
+            for i, (x, y) in enumerate(kept):
+                ob[i], od[i] = x, y
+            k = nb.rails_after_rail_nb(state, orders, m.arrays, orules, o, b, origin, d, len(kept), ob, od)
+            if k < 0:
+                key = m.arrays.garrison
+                assert (key[origin] or key[d]), (origin, d)
+                cases["listed again"] += 1
+            else:
+                assert list(zip(ob[:k].tolist(), od[:k].tolist())) == fresh
+                cases["filtered"] += 1
+                cases["max blocks"] += int(k == 0 and orders.order_executed[o] >= orules.rail_max_blocks)
+            kept = fresh
+    assert cases["filtered"] > 120 and cases["listed again"] > 20 and cases["max blocks"] >= 4, cases
+
+
+def test_rail_rows_after_a_rail_move_are_listed_afresh_where_a_rail_move_may_join_a_battle(world):
+    """EatS II.4.1 (V5): the battle areas a rail move may end in read the side's unmoved blocks, so after a
+    rail move the rows are listed afresh."""
+    state, orders = random_position(world, np.random.default_rng(3))
+    eats = order_constants(load_rules("eats"))
+    assert eats.rail_may_join_defended_battle
+    rows = [np.zeros(4, np.int64) for _ in range(2)]
+    assert nb.rails_after_rail_nb(state, orders, world[0].arrays, eats, 0, 0, 0, 1, 2, *rows) == -1
 
 
 def test_placement_sequences_invariants(world, orules):

@@ -1197,8 +1197,8 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
     if onb.is_move_type_nb(t) or t == onb.RAIL_TRANSPORT:
         rail = t == onb.RAIL_TRANSPORT
         kind = DECISION.RAIL if rail else DECISION.MOVE
-        # after a move the rows are the last ones filtered (onb.moves_after_move_nb), not listed again;
-        # ``kept`` is how many the last decision had, -1 when a listing is due
+        # after a move the rows are the last ones filtered (onb.moves_after_move_nb, onb.rails_after_rail_nb), not
+        # listed again; ``kept`` is how many the last decision had, -1 when a listing is due
         kept = -1
         moved_block = -1
         moved_from = -1
@@ -1209,8 +1209,12 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
         for _it in range(state.block_side.shape[0] + 1):
             n = -1
             if kept >= 0:
-                n = onb.moves_after_move_nb(state, orders, orules, o, moved_block, moved_from, moved_dest, moved_via,
-                                            brigade, kept, mv_block, mv_dest, mv_via, mv_detach)
+                if rail:
+                    n = onb.rails_after_rail_nb(state, orders, m, orules, o, moved_block, moved_from, moved_dest, kept,
+                                                mv_block, mv_dest)
+                else:
+                    n = onb.moves_after_move_nb(state, orders, orules, o, moved_block, moved_from, moved_dest,
+                                                moved_via, brigade, kept, mv_block, mv_dest, mv_via, mv_detach)
             # filtered: the features' known rows (fscr.known) are those of the last decision, updated for the
             # move. They were filled at every decision since the listing: after a move the options are "stop"
             # and at least one row (n + off >= 2, so feat_buffer_nb gives a matrix), and a first decision with
@@ -1246,6 +1250,10 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             if rail:
                 onb.apply_rail_nb(state, orders, m, orules, o, b, mv_dest[j])
                 log_event_nb(log, ctr, state, EVENT.RAIL, s, frm, mv_dest[j], b, t, 0)
+                kept = -1 if full else n  # onb.rails_after_rail_nb filters these rows
+                moved_block = b
+                moved_from = frm
+                moved_dest = mv_dest[j]
             else:
                 onb.apply_move_nb(state, orders, m, orules, o, b, mv_dest[j], mv_via[j], mv_detach[j], info)
                 log_event_nb(log, ctr, state, EVENT.MOVE, s, frm, mv_dest[j], b, t, mv_detach[j])

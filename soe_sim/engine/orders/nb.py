@@ -2065,6 +2065,55 @@ def legal_rail_nb(state, orders, map_arrays, orules, order_id, out_block, out_de
     return _rail_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest, True, False)
 
 
+@njit(cache=True, _nrt=False)
+def rails_after_rail_nb(state, orders, map_arrays, orules, order_id, block, origin, dest, n, out_block, out_dest):
+    """The rows of :func:`legal_rail_nb` for order ``order_id`` after ``block`` of the order went by
+    rail from ``origin`` to ``dest`` (:func:`apply_rail_nb`), from the ``n`` rows listed before it
+    (``out_block[:n]`` / ``out_dest[:n]``, filtered in place, the order kept): the rows a fresh
+    listing gives, or -1 when they must be listed afresh.
+
+    A listing reads the blocks of the order's area that may still go (SoE 7.6) and one rail search
+    from that area, which reads the enemy areas (the other side's blocks and garrisons: unchanged by
+    this side's move) and the side's depots. A depot is a key city the side holds (SoE 1.3, 1.31),
+    so the depots can change only where the move changed whether the side is present in a key city:
+    the last of its blocks leaving an ungarrisoned one, or the first entering one. Then, and with
+    ``orules.rail_may_join_defended_battle`` (EatS II.4.1, V5: the battle areas it may join read the
+    unmoved blocks), this returns -1. Otherwise the rows are the last ones less the moved block's,
+    or none once ``rail_max_blocks`` have gone. Each test is the row's own, so the rows may have been
+    filtered by nation first (G15, G16)."""
+    if orules.rail_may_join_defended_battle:
+        return -1
+    if orders.order_executed[order_id] >= orules.rail_max_blocks:
+        return 0
+    bst = state.block_status
+    bs = state.block_side
+    ba = state.block_area
+    s = bs[block]
+    key = map_arrays.garrison
+    if key[origin] and state.garrison_side[origin] != s and not _own_block_in_nb(bst, bs, ba, s, origin, block):
+        return -1  # the side's last block left the key city
+    if key[dest] and state.garrison_side[dest] != s and not _own_block_in_nb(bst, bs, ba, s, dest, block):
+        return -1  # the side's first block entered the key city
+    j = 0
+    for i in range(n):
+        b = out_block[i]
+        if b == block:
+            continue
+        out_block[j] = b
+        out_dest[j] = out_dest[i]
+        j += 1
+    return j
+
+
+@njit(cache=True, inline="always")
+def _own_block_in_nb(bst, bs, ba, side, area, other_than):
+    """Is a block of ``side`` other than ``other_than`` on the map in ``area``? (Arrays only: inlined.)"""
+    for b in range(bs.shape[0]):
+        if b != other_than and ba[b] == area and bs[b] == side and bst[b] == STATUS.ON_MAP:
+            return True
+    return False
+
+
 @njit(cache=True, _nrt=True)
 def apply_rail_nb(state, orders, map_arrays, orules, order_id, block, dest):
     """Rail-transport ``block`` to ``dest``. ``block_prev_area`` becomes the rail neighbour of
