@@ -1408,15 +1408,17 @@ def designate_reorganizers_nb(state, orders, area, policies, rng_policy, ctr, cf
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def leader_window_open_nb(block_status, block_side, block_area, front, leaders, used, window):
+def leader_window_open_nb(block_status, block_side, block_area, front, leaders, lids, used, window):
     """Could a leader of either side give an order at ``window`` (the test of
     ``leaders.nb.ready_leaders_nb`` for both sides)? When not, :func:`leader_window_nb` would only
     see both sides pass without a decision or an event (``legal_leader_orders_nb`` returns no row
-    without a ready leader), so the loop skips the call (and its reference counting). No leader table
-    rows (leaders off): False, as ``lnb.any_leader_nb``."""
-    for b in range(min(block_status.shape[0], leaders.shape[0])):
+    without a ready leader), so the loop skips the call (and its reference counting). ``lids``: the
+    table's leader blocks (``LeaderWork.scr.lids``). No leader table rows (leaders off): False, as
+    ``lnb.any_leader_nb``."""
+    for q in range(lids.shape[0]):
+        b = lids[q]
         ab = leaders[b, lnb.LT_ABILITY]
-        if ab != lnb.NO_ABILITY and not used[b] and block_status[b] == STATUS.ON_MAP:
+        if not used[b] and block_status[b] == STATUS.ON_MAP:
             a = block_area[b]
             if a >= 0 and lnb._window_ok_nb(ab, window):
                 f = leaders[b, lnb.LT_FRONT]
@@ -2844,7 +2846,8 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                 group = orules.execute_before_battles[gi]
                 lwin = lnb.LW_BEFORE_FORCED if group == 0 else lnb.LW_BEFORE_MOVES
                 if (group == 0 or group == 2) and leader_window_open_nb(
-                        state.block_status, state.block_side, state.block_area, m.front, cfg.leaders, lw.used, lwin):
+                        state.block_status, state.block_side, state.block_area, m.front, cfg.leaders, lw.scr.lids,
+                        lw.used, lwin):
                     # SoE 9.0 leader windows (L2; EatS has no leaders, II.2)
                     leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log,
                                      ctr, lwin, mv_block,
@@ -2858,7 +2861,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                                       wd_dest, wd_mode, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                                       destroyed_ever, reorg_rows, mscr, fscr)
             if leader_window_open_nb(state.block_status, state.block_side, state.block_area, m.front, cfg.leaders,
-                                     lw.used, lnb.LW_BEFORE_BATTLES):
+                                     lw.scr.lids, lw.used, lnb.LW_BEFORE_BATTLES):
                 leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
                                  lnb.LW_BEFORE_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
                                  snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows,
@@ -2868,7 +2871,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                        block_half, wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                        destroyed_ever, scratch.bscr)
             if leader_window_open_nb(state.block_status, state.block_side, state.block_area, m.front, cfg.leaders,
-                                     lw.used, lnb.LW_AFTER_BATTLES):
+                                     lw.scr.lids, lw.used, lnb.LW_AFTER_BATTLES):
                 leader_window_nb(state, cs, orders, m, orules, cfg, ew, lw, policies, rng_chance, rng_policy, log, ctr,
                                  lnb.LW_AFTER_BATTLES, mv_block, mv_dest, mv_via, mv_detach, info, wd_dest, wd_mode,
                                  snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, reorg_rows,

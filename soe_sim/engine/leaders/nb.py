@@ -136,24 +136,41 @@ def _window_ok_nb(ability, window):
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def ready_leaders_nb(block_status, block_side, block_area, front, leaders, used, side, window, out):
-    """``out[b]``: leader ``b`` can give his order now — ``side``'s leader on the map with an ability,
-    not used this round (SoE 9.0 "once per round"), on his ability's front (``front`` = the map's
-    ``MapArrays.front``), in a window his ability allows. Returns how many can. (Plain arrays: this
-    runs at every leader window.)"""
+def ready_leaders_nb(block_status, block_side, block_area, front, leaders, lids, used, side, window, out_ids):
+    """The leaders who can give their order now, their block indices ascending into ``out_ids[:k]``;
+    returns ``k``. A leader can: ``side``'s leader on the map with an ability, not used this round
+    (SoE 9.0 "once per round"), on his ability's front (``front`` = the map's ``MapArrays.front``), in
+    a window his ability allows. ``lids``: the blocks of ``leaders`` with an ability, ascending
+    (:func:`leader_ids_nb`). (Plain arrays: this runs at every leader window.)"""
     k = 0
-    for b in range(block_status.shape[0]):
-        ok = False
+    for q in range(lids.shape[0]):
+        b = lids[q]
         ab = leaders[b, LT_ABILITY]
-        if ab != NO_ABILITY and not used[b] and block_status[b] == STATUS.ON_MAP and block_side[b] == side:
+        if not used[b] and block_status[b] == STATUS.ON_MAP and block_side[b] == side:
             a = block_area[b]
             if a >= 0 and _window_ok_nb(ab, window):
                 f = leaders[b, LT_FRONT]
-                ok = f == ANY_FRONT or front[a] == f
-        out[b] = ok
-        if ok:
-            k += 1
+                if f == ANY_FRONT or front[a] == f:
+                    out_ids[k] = b
+                    k += 1
     return k
+
+
+@njit(cache=True, _nrt=True)
+def leader_ids_nb(leaders):
+    """The blocks of the leader table ``leaders`` with an ability, ascending (int64): the windows and the
+    listing look at these few blocks only."""
+    k = 0
+    for b in range(leaders.shape[0]):
+        if leaders[b, LT_ABILITY] != NO_ABILITY:
+            k += 1
+    out = np.empty(k, dtype=np.int64)
+    k = 0
+    for b in range(leaders.shape[0]):
+        if leaders[b, LT_ABILITY] != NO_ABILITY:
+            out[k] = b
+            k += 1
+    return out
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -230,22 +247,24 @@ def legal_leader_orders_nb(state, orders, m, orules, leaders, used, side, window
     """
     return legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side, window, out_leader, out_type,
                                           out_area, out_block,
-                                          new_leader_scratch_nb(state.block_side.shape[0], m.front.shape[0],
+                                          new_leader_scratch_nb(leaders, state.block_side.shape[0], m.front.shape[0],
                                                                 m.adj_indices.shape[0]))
 
 
 class LeaderScratch(NamedTuple):
-    """Scratch of :func:`legal_leader_orders_scratch_nb` (each array reset by it before it reads it):
-    bool ``ready`` / ``free`` (n_blocks,), int32 ``cnt`` (2, n_areas), bool ``enemy`` (2, n_areas),
+    """Scratch of :func:`legal_leader_orders_scratch_nb` for one leader table (each array but ``lids``
+    reset by it before it reads it): int64 ``lids`` the table's leader blocks (:func:`leader_ids_nb`),
+    bool ``free`` (n_blocks,), int32 ``cnt`` (2, n_areas), bool ``enemy`` (2, n_areas),
     bool ``eb`` (n_links,), int64 ``counts`` (6, n_areas) (free blocks, free in supply, executed
     nothing, began there, could reorganize, could go by rail), bool ``flags`` (4, n_areas) (has a
     destination, Move To / Forced March To reachable, rail), int32 ``dist`` / ``queue`` /
     ``src_row`` / ``depot_dist`` / ``rdist`` / ``rqueue`` (n_areas,), int64 ``max_move`` (2,
     n_areas), bool ``depot_row`` / ``seeds`` (n_areas,), int64 ``rareas`` (n_areas,), bool ``rel``
     (n_areas,) the areas in range of a ready ANY_ORDER leader, int32 ``hop`` (n_areas,) links to
-    them."""
+    them, int64 ``ids`` (n_blocks,) the ready leaders, bool ``inr`` (n_areas,) the areas in a ready
+    leader's range (all False between calls), int64 ``alist`` (n_areas,) those areas."""
 
-    ready: np.ndarray
+    lids: np.ndarray
     free: np.ndarray
     cnt: np.ndarray
     enemy: np.ndarray
@@ -264,19 +283,23 @@ class LeaderScratch(NamedTuple):
     rareas: np.ndarray
     rel: np.ndarray
     hop: np.ndarray
+    ids: np.ndarray
+    inr: np.ndarray
+    alist: np.ndarray
 
 
 @njit(cache=True, _nrt=True, internal=True)
-def new_leader_scratch_nb(n_blocks, n_areas, n_links):
+def new_leader_scratch_nb(leaders, n_blocks, n_areas, n_links):
     n = n_areas
-    return LeaderScratch(np.zeros(n_blocks, dtype=np.bool_), np.zeros(n_blocks, dtype=np.bool_),
+    return LeaderScratch(leader_ids_nb(leaders), np.zeros(n_blocks, dtype=np.bool_),
                          np.zeros((2, n), dtype=np.int32), np.zeros((2, n), dtype=np.bool_),
                          np.zeros(n_links, dtype=np.bool_), np.zeros((6, n), dtype=np.int64),
                          np.zeros((4, n), dtype=np.bool_), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32),
                          np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32),
                          np.zeros(n, dtype=np.int32), np.zeros((2, n), dtype=np.int64), np.zeros(n, dtype=np.bool_),
                          np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.bool_),
-                         np.zeros(n, dtype=np.int32))
+                         np.zeros(n, dtype=np.int32), np.zeros(n_blocks, dtype=np.int64), np.zeros(n, dtype=np.bool_),
+                         np.zeros(n, dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -290,9 +313,9 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
     bst = state.block_status
     bs = state.block_side
     ba = state.block_area
-    ready = scr.ready
-    ready[:] = False
-    if ready_leaders_nb(bst, bs, ba, m.front, leaders, used, side, window, ready) == 0:
+    ids = scr.ids
+    n_ready = ready_leaders_nb(bst, bs, ba, m.front, leaders, scr.lids, used, side, window, ids)
+    if n_ready == 0:
         return 0
     executed = orders.executed
     pinned = orders.pinned
@@ -311,12 +334,11 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
     any_order = False
     moves = False  # ANY_ORDER or FORCED_MARCH_OUT_FULL_STRENGTH: enemy presence, closed links, has_dest
     counts = False  # those or FREE_DEFEND: the per-area block counts
-    for b in range(nbk):
-        if ready[b]:
-            ab = leaders[b, LT_ABILITY]
-            any_order |= ab == ABILITY.ANY_ORDER
-            moves |= ab == ABILITY.ANY_ORDER or ab == ABILITY.FORCED_MARCH_OUT_FULL_STRENGTH
-            counts |= moves or ab == ABILITY.FREE_DEFEND
+    for q in range(n_ready):
+        ab = leaders[ids[q], LT_ABILITY]
+        any_order |= ab == ABILITY.ANY_ORDER
+        moves |= ab == ABILITY.ANY_ORDER or ab == ABILITY.FORCED_MARCH_OUT_FULL_STRENGTH
+        counts |= moves or ab == ABILITY.FREE_DEFEND
     cnt = scr.cnt
     enemy = scr.enemy
     eb = scr.eb
@@ -325,29 +347,56 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
         eb[:] = False
         onb.edge_blocked_nb(state, m, side, cnt, eb)
     room = orders.n_orders[0] < orders.order_type.shape[0]
+    # the rows are all in the command ranges of the ready leaders (``inr``, listed in ``alist``): the counts
+    # per area and ``has_dest`` are read, so computed and reset, there only
+    rdist = scr.rdist
+    rdist[:] = UNREACHED
+    rqueue = scr.rqueue
+    inr = scr.inr
+    alist = scr.alist
+    n_in = 0
+    if counts:
+        for q in range(n_ready):
+            L = ids[q]
+            nr = command_range_nb(m, side, ba[L], leaders[L, LT_RANGE], rdist, rqueue)
+            for p in range(nr):
+                x = rqueue[p]
+                rdist[x] = UNREACHED
+                if not inr[x]:
+                    inr[x] = True
+                    alist[n_in] = x
+                    n_in += 1
 
     # per area: blocks that could execute an order given to their own area
-    scr.counts[:, :] = 0
     out_n = scr.counts[0]  # free blocks (Move Out)
     fmo_n = scr.counts[1]  # free blocks in supply (Forced March Out)
     wd_n = scr.counts[2]  # blocks that executed nothing (Withdraw)
     def_n = scr.counts[3]  # began the phase there, executed nothing (Defend)
     reorg_n = scr.counts[4]  # could reorganize (Reorganize order)
     rail_n = scr.counts[5]  # could go by rail (Rail Transport)
+    for p in range(n_in):
+        x = alist[p]
+        for r in range(6):
+            scr.counts[r, x] = 0
     # "The order may only be executed by blocks that have not executed any other order already this
-    # phase" (SoE 9.0), with the orders module's conditions for a move (pinned, detached; O3, O4)
+    # phase" (SoE 9.0), with the orders module's conditions for a move (pinned, detached; O3, O4);
+    # ``free`` of every block only for an ANY_ORDER leader (Move To reads the blocks outside his range)
     free = scr.free
-    free[:] = False
+    if any_order:
+        free[:] = False
     for b in range(nbk if counts else 0):
         if bst[b] != STATUS.ON_MAP or bs[b] != side:
             continue
         a = ba[b]
-        if a < 0:
+        if a < 0 or not (any_order or inr[a]):
             continue
         ex = executed[b]
         sup = insup[b]
-        free[b] = not (ex or pinned[b] or moved[b] or detached[b] or rail_moved[b])
-        if free[b]:
+        fr = not (ex or pinned[b] or moved[b] or detached[b] or rail_moved[b])
+        free[b] = fr
+        if not inr[a]:
+            continue
+        if fr:
             out_n[a] += 1
             if sup:
                 fmo_n[a] += 1
@@ -359,9 +408,10 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
                     reorg_n[a] += 1
                 if sup and not moved[b] and not fought[b] and not detached[b] and not rail_moved[b]:
                     rail_n[a] += 1
-    scr.flags[:, :] = False
     has_dest = scr.flags[0]
-    for a in range(n if moves else 0):
+    for p in range(n_in if moves else 0):
+        a = alist[p]
+        has_dest[a] = False
         if out_n[a] == 0:
             continue
         for e in range(ip[a], ip[a + 1]):
@@ -369,12 +419,17 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
             if v != a and not eb[e] and enterable_nb(el, side, v):
                 has_dest[a] = True
                 break
+    for p in range(n_in):  # ``inr`` back to all False for the next call
+        inr[alist[p]] = False
     # Move To / Forced March To: movement distances from every area holding free blocks in supply
     # (SoE 7.31: a move ends in the first enemy area; links closed by incoming enemy blocks, O5)
     to_mt = scr.flags[1]
     to_fmt = scr.flags[2]
     has_rail = scr.flags[3]
     if any_order:
+        to_mt[:] = False
+        to_fmt[:] = False
+        has_rail[:] = False
         dist = scr.dist
         dist[:] = UNREACHED
         queue = scr.queue
@@ -394,8 +449,9 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
         rel = scr.rel
         rel[:] = False
         scr.rdist[:] = UNREACHED
-        for L in range(nbk):
-            if ready[L] and leaders[L, LT_ABILITY] == ABILITY.ANY_ORDER:
+        for q in range(n_ready):
+            L = ids[q]
+            if leaders[L, LT_ABILITY] == ABILITY.ANY_ORDER:
                 nr = command_range_nb(m, side, ba[L], leaders[L, LT_RANGE], scr.rdist, scr.rqueue)
                 for p in range(nr):
                     x = scr.rqueue[p]
@@ -460,9 +516,6 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
                         has_rail[a] = True
                         break
 
-    rdist = scr.rdist
-    rdist[:] = UNREACHED
-    rqueue = scr.rqueue
     rareas = scr.rareas
     k = 0
     cap = out_leader.shape[0]
@@ -471,9 +524,8 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
     o_type = orders.order_type
     o_status = orders.order_status
     n_ord = orders.n_orders[0]
-    for L in range(nbk):
-        if not ready[L]:
-            continue
+    for q in range(n_ready):
+        L = ids[q]
         ab = leaders[L, LT_ABILITY]
         if ab != ABILITY.REORGANIZE and not room:
             continue
@@ -500,14 +552,25 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
                             out_block[k] = b
                             k += 1
                 continue
-            for t in range(onb.N_ORDER_TYPES):
+            # one type for the other abilities (``t_lo`` .. ``t_hi``), every type for ANY_ORDER
+            t_lo = 0
+            t_hi = onb.N_ORDER_TYPES
+            if ab == ABILITY.RECON:
+                t_lo = onb.RECON
+            elif ab == ABILITY.FREE_DEFEND:
+                t_lo = onb.DEFEND
+            elif ab == ABILITY.FORCED_MARCH_OUT_FULL_STRENGTH:
+                t_lo = onb.FORCED_MARCH_OUT
+            if ab != ABILITY.ANY_ORDER:
+                t_hi = t_lo + 1
+            for t in range(t_lo, t_hi):
                 ok = False
                 if ab == ABILITY.RECON:
-                    ok = t == onb.RECON
+                    ok = True
                 elif ab == ABILITY.FREE_DEFEND:
-                    ok = t == onb.DEFEND and def_n[x] > 0
+                    ok = def_n[x] > 0
                 elif ab == ABILITY.FORCED_MARCH_OUT_FULL_STRENGTH:
-                    ok = t == onb.FORCED_MARCH_OUT and fmo_n[x] > 0 and has_dest[x]
+                    ok = fmo_n[x] > 0 and has_dest[x]
                 elif ab == ABILITY.ANY_ORDER:
                     if t == onb.RECON:
                         ok = True
@@ -649,4 +712,4 @@ def new_leader_work_nb(leaders, n_areas, n_blocks, order_capacity, n_links):
     return LeaderWork(np.zeros(n_blocks, dtype=np.bool_), np.full(order_capacity, -1, dtype=np.int64),
                       np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
                       np.empty(cap, dtype=np.int64), np.empty(order_capacity, dtype=np.int64),
-                      new_leader_scratch_nb(n_blocks, n_areas, n_links))
+                      new_leader_scratch_nb(leaders, n_blocks, n_areas, n_links))
