@@ -459,6 +459,38 @@ def test_legal_leader_orders_with_one_leader_ready_match_oracle():
     assert len(abilities_seen) == len({int(a) for a in LeaderAbility})
 
 
+def test_legal_leader_orders_on_a_reused_scratch_equal_a_fresh_listing():
+    """The game loop lists with one ``LeaderScratch`` for the whole game, whose per-area tables are written
+    and read only in the ready leaders' command ranges: along random positions, sides, windows and
+    leaders used, the rows on the reused scratch equal those of a fresh scratch, in the same order."""
+    m, roster, rules = load_map(), load_blocks(), load_rules()
+    orules = order_constants(rules)
+    rng = np.random.default_rng(20261128)
+    lw = None
+    rows_seen = 0
+    for _ in range(60):
+        state, orders, table, used = _random_leader_position(m, roster, rules, rng)
+        if lw is None:
+            lw = lnb.new_leader_work_nb(table, m.n_areas, state.n_blocks, orders.order_type.shape[0],
+                                        m.arrays.adj_indices.shape[0])
+        cap = lw.r_leader.shape[0]
+        for _ in range(4):
+            side = int(rng.integers(2))
+            window = int(rng.integers(4))
+            if rng.random() < 0.5:  # one leader ready at a time, as in most windows of a game
+                used = np.ones(state.n_blocks, dtype=bool)
+                used[int(rng.choice(np.flatnonzero(table[:, LT_ABILITY] != NO_ABILITY)))] = False
+            fresh = [np.empty(cap, np.int64) for _ in range(4)]
+            k = lnb.legal_leader_orders_nb(state, orders, m.arrays, orules, table, used, side, window, *fresh)
+            got = lnb.legal_leader_orders_scratch_nb(state, orders, m.arrays, orules, table, used, side, window,
+                                                     lw.r_leader, lw.r_type, lw.r_area, lw.r_block, lw.scr)
+            assert got == k
+            for a, b in zip((lw.r_leader, lw.r_type, lw.r_area, lw.r_block), fresh):
+                assert a[:k].tolist() == b[:k].tolist()
+            rows_seen += k
+    assert rows_seen > 500
+
+
 # --- whole games --------------------------------------------------------------------------------------
 
 GAME_SEED = 31

@@ -302,11 +302,13 @@ def new_leader_scratch_nb(leaders, n_blocks, n_areas, n_links):
                          np.zeros(n, dtype=np.int64))
 
 
-@njit(cache=True, _nrt=False, internal=True)
+@njit(cache=True, _nrt=False)
 def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side, window, out_leader, out_type,
                                    out_area, out_block, scr):
     """:func:`legal_leader_orders_nb` with the caller's :class:`LeaderScratch` ``scr`` (no
-    allocation, so the game loop calls it without reference counting)."""
+    allocation, so the game loop calls it without reference counting). ``scr`` belongs to the table
+    ``leaders`` (``LeaderWork.scr`` of :func:`new_leader_work_nb`) and is reused from call to call: only
+    the ready leaders' command ranges of its per-area tables are written and read."""
     # the named tuples are unpacked into local arrays: a helper taking ``state`` / ``orders`` costs a
     # refcount update per array of the tuple at every call (see orders.nb)
     nbk = state.block_side.shape[0]
