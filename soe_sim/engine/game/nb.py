@@ -2327,12 +2327,10 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     pool = np.zeros(3, dtype=np.int64)
     for s in range(2):
         # 8.2 combine: listed once, then the pairs filtered after each combine (the same pairs)
-        k = 0
+        k = legal_combine_pairs_nb(s, state.block_side, state.block_arm, state.block_class, state.block_nation,
+                                   state.block_area, state.block_status, state.block_sp, state.block_max_sp, active,
+                                   rr.combine_same_arm, comb_d, comb_b)
         for _it in range(nbk + 1):
-            if _it == 0:
-                k = legal_combine_pairs_nb(s, state.block_side, state.block_arm, state.block_class,
-                                           state.block_nation, state.block_area, state.block_status, state.block_sp,
-                                           state.block_max_sp, active, rr.combine_same_arm, comb_d, comb_b)
             if k == 0:
                 break
             feat = feat_buffer_nb(policies, s, k + 1, ctr)

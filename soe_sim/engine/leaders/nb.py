@@ -450,8 +450,7 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
         # a search from every area.
         rel = scr.rel
         rel[:] = False
-        scr.rdist[:] = UNREACHED
-        for q in range(n_ready):
+        for q in range(n_ready):  # rdist is all UNREACHED here (reset after each command range above)
             L = ids[q]
             if leaders[L, LT_ABILITY] == ABILITY.ANY_ORDER:
                 nr = command_range_nb(m, side, ba[L], leaders[L, LT_RANGE], scr.rdist, scr.rqueue)
