@@ -108,6 +108,34 @@ engine.leaders.nb:legal_leader_orders_scratch_nb  command_range_nb  leader windo
 engine.leaders.nb:legal_leader_orders_scratch_nb  reach_into_nb     leader windows / leader listing / movement
 engine.leaders.nb:legal_leader_orders_scratch_nb  side_depots_into_nb  leader windows / leader listing / depots
 engine.game.policies:order_scores_cached_nb  _order_cache_side_nb  order placement / scripted ORDER scores / known
+card_play_nb            decide_nb                           card play / choice
+card_play_nb            choose_event_target_nb              card play / event target
+card_play_nb            apply_card_play_nb                  card play / card applied
+execute_orders_nb       _first_side_nb                      order execution / first side
+execute_orders_nb       fill_exec_order_features_scratch_nb order execution / exec-order features
+execute_orders_nb       _execute_order_nb                   order execution / one order
+_execute_order_nb       decide_nb                           order execution / choices within an order
+_execute_order_nb       reaction_loop_nb                    order execution / Recon reactions
+_execute_order_nb       filter_moves_ok_nb                  order execution / nation filter
+_execute_order_nb       log_event_nb                        order execution / log events
+_execute_order_nb       recon_context_nb                    order execution / recon context
+_execute_order_nb       log_diff_nb                         order execution / log diff
+_execute_order_nb       snapshot_nb                         order execution / snapshot
+battles_nb              battle_candidates_nb                battles / candidates
+battles_nb              designate_reorganizers_nb           battles / reorganizers
+battles_nb              snapshot_nb                         battles / snapshot
+battles_nb              battle_blocks_nb                    battles / battle blocks
+battles_nb              log_diff_nb                         battles / log diff
+battles_nb              log_event_nb                        battles / log events
+battles_nb              log_battle_prep_nb                  battles / log prep
+battles_nb              mark_battle_nb                      battles / mark
+battles_nb              log_battle_vp_nb                    battles / VP log
+battles_nb              reaction_loop_nb                    battles / reactions
+place_orders_nb         _first_side_nb                      order placement / first side
+place_orders_nb         place_order_nb                      order placement / order placed
+place_orders_nb         commit_order_nb                     order placement / commit
+place_orders_nb         log_event_nb                        order placement / log events
+place_orders_nb         hide_inactive_nb                    order placement / hide
 """
 
 

@@ -1249,3 +1249,71 @@ def test_order_rows_with_the_matching_kept_across_a_placement_step_equal_fresh_o
                 j = int(rng.integers(k))
                 nb.place_order_nb(state, orders, s, f, int(ot[j]), int(oa[j]))
     assert steps == 640 and extended > 150 and removed > 30, (extended, removed)
+
+
+def test_order_scores_and_features_cached_across_a_placement_step_equal_fresh_ones(world, orules):
+    """The game loop keeps each side's ORDER rows and scores (``OrderFeatureCache``) for a whole placement
+    step (SoE 7.2), and forgets only those a placed order changes: an own attack order commits the SP it
+    counts (audit K2, ``commit_order_nb`` → ``_release_rows_nb``), an enemy marker raises the known markers
+    (``enemy_marker_nb``). Along random placement sequences on dense random positions (a scripted policy on
+    each side, ``marker_risk`` > 0), the carried scores and features equal, bit for bit, those of a fresh
+    cache for the same position with the same commits replayed, and the scores equal the scorer's
+    (``score_options_nb``) on those features — the Recon rows too, which ``order_scores_cached_nb`` scores
+    without their area columns."""
+    from soe_sim.engine.game import game_setup
+    from soe_sim.engine.game.work import policy_set
+
+    m = world[0]
+    setup = game_setup("campaign-1920")
+    ids = np.array([pnb.POLICY_IDS["balanced"], pnb.POLICY_IDS["aggressive"]], np.int64)
+    params = np.array([pnb.DEFAULT_PARAMS[i] for i in ids], np.float64)
+    params[0, pnb.P_MARKER_RISK], params[1, pnb.P_MARKER_RISK] = 0.4, 0.7
+    pset = policy_set(setup, ids, params)
+    rng = np.random.default_rng(31)
+    size = 9 * m.n_areas + 1
+    ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
+    out, out2 = np.empty(size), np.empty(size)
+    steps = attacks = committed = recon = 0
+    for _ in range(30):
+        state, _ = random_position(world, rng)
+        state.block_prev_area[:] = -1
+        orders = new_order_state(state)
+        cache = pnb.new_order_feature_cache_nb(m.n_areas)
+        placed = [[], []]  # each side's placed (type, area), in order: the commits to replay
+        for _step in range(24):
+            s, f = int(rng.integers(2)), int(rng.integers(2))
+            k = nb.legal_orders_nb(state, orders, m.arrays, orules, s, f, 6, ot, oa)
+            if k == 0:
+                continue
+            fresh = pnb.new_order_feature_cache_nb(m.n_areas)
+            pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, 0, fresh, out2)  # starts the side
+            for t, a in placed[s]:
+                pnb.commit_order_nb(state, m.arrays, s, t, a, fresh)
+            pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, cache, out)
+            pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, fresh, out2)
+            assert np.array_equal(out[:k], out2[:k]), (steps, s)
+            feat, feat2 = np.zeros((k, pnb.N_FEAT)), np.zeros((k, pnb.N_FEAT))  # a no-order row: type and area only
+            pnb.fill_order_features_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, feat, cache)
+            pnb.fill_order_features_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, feat2, fresh)
+            assert np.array_equal(feat, feat2), (steps, s)
+            pnb.score_options_nb(pset.params[s], pnb.DECISION.ORDER, feat2, k, out2)  # the scorer on the features
+            assert np.array_equal(out[:k], out2[:k]), (steps, s)
+            steps += 1
+            recon += int((ot[:k] == nb.RECON).sum())
+            real = [j for j in range(k) if ot[j] != nb.NO_ORDER]
+            if not real:
+                continue
+            # mostly the attacks (the orders that commit SP), else any order
+            att = [j for j in real if feat[j, 13] > 0 and ot[j] in (nb.MOVE_TO, nb.FORCED_MARCH_TO,
+                                                                        nb.MOVE_OUT, nb.FORCED_MARCH_OUT)]
+            j = int(rng.choice(att)) if att and rng.random() < 0.7 else int(rng.choice(real))
+            t, a = int(ot[j]), int(oa[j])
+            if nb.place_order_nb(state, orders, s, f, t, a) < 0:
+                continue
+            attacks += j in att
+            free_before = cache.known[s, pnb.K_FREE_SP].sum()
+            pnb.commit_order_nb(state, m.arrays, s, t, a, cache)
+            committed += bool(cache.known[s, pnb.K_FREE_SP].sum() < free_before)
+            pnb.enemy_marker_nb(m.arrays, 1 - s, a, cache, params[1 - s, pnb.P_MARKER_RISK])
+            placed[s].append((t, a))
+    assert steps > 400 and attacks > 150 and committed > 150 and recon > 5000, (steps, attacks, committed, recon)

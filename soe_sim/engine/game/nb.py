@@ -764,25 +764,46 @@ def freeze_inactive_nb(state, orders, active):
 
 
 @njit(cache=True, _nrt=False, internal=True)
+def _all_active_nb(active):
+    for nat in range(active.shape[0]):
+        if not active[nat]:
+            return False
+    return True
+
+
+@njit(cache=True, _nrt=False, internal=True)
 def hide_inactive_nb(state, active, side, hidden):
     """G15: take ``side``'s inactive-nation blocks off the map while its order rows are listed (so that
-    no order is placed for them to execute); :func:`unhide_nb` puts them back."""
+    no order is placed for them to execute); :func:`unhide_nb` puts them back. Returns whether any was
+    taken off (``hidden`` is all False between a hide and its unhide, so with every nation active
+    there is nothing to do and :func:`unhide_nb` may be skipped)."""
+    if _all_active_nb(active):
+        return False
+    any_hidden = False
     for b in range(state.block_side.shape[0]):
         hidden[b] = (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
                      and not active[state.block_nation[b]])
         if hidden[b]:
             state.block_status[b] = STATUS.SCHEDULED
+            any_hidden = True
+    return any_hidden
 
 
 @njit(cache=True, _nrt=False, internal=True)
 def hide_all_inactive_nb(state, active, hidden):
     """G15: take every inactive-nation block off the map (both sides) while presence, depots and
     supply are computed: out of play, it neither is supplied nor cuts the other side's clear paths
-    (1.31, E1); :func:`unhide_nb` puts them back."""
+    (1.31, E1); :func:`unhide_nb` puts them back. Returns whether any was taken off
+    (:func:`hide_inactive_nb`)."""
+    if _all_active_nb(active):
+        return False
+    any_hidden = False
     for b in range(state.block_side.shape[0]):
         hidden[b] = state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]
         if hidden[b]:
             state.block_status[b] = STATUS.SCHEDULED
+            any_hidden = True
+    return any_hidden
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -830,18 +851,21 @@ def update_access_nb(state, cfg, ew):
             state.supply_base[base] = cfg.nation_supply_side[nat]
 
 
+@njit(cache=True, _nrt=False, internal=True)
+def any_closed_nb(closed_row):
+    """Is any area closed to the side (``closed_row``, a row of ``ew.closed``)? Most scenarios close
+    none: :func:`place_orders_nb` then skips :func:`filter_orders_nb` for the whole placement step."""
+    closed_any = False
+    for a in range(closed_row.shape[0]):
+        closed_any |= closed_row[a]
+    return closed_any
+
+
 @njit(cache=True, _nrt=False)
 def filter_orders_nb(closed_row, n, otype, oarea):
     """G15, G16: drop the Move To / Forced March To rows of ``legal_orders_nb`` aimed at an area the
     side's blocks may not enter (``closed_row``: no block could execute them, O2). Returns the new
     row count."""
-    # most scenarios close no area to a side: one pass over the (vectorizable) flags then spares the
-    # pass over the rows at every ORDER decision
-    closed_any = False
-    for a in range(closed_row.shape[0]):
-        closed_any |= closed_row[a]
-    if not closed_any:
-        return n
     j = 0
     for i in range(n):
         a = oarea[i]
@@ -1112,6 +1136,9 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
     tabs_ok0 = False
     tabs_ok1 = False
     ofc.valid[:] = False
+    # G15, G16: the areas closed to a side do not change while markers are placed (read once a step)
+    closed0 = any_closed_nb(ew.closed[0])
+    closed1 = any_closed_nb(ew.closed[1])
     for f in range(cfg.card_fronts):
         s = _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, f, log, 0)
         done0 = False
@@ -1132,19 +1159,22 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                 # (``ptabs0 if s == 0 else ptabs1``) is a copy of its ~270 words at every decision
                 if s == 0:
                     if not tabs_ok0:
-                        hide_inactive_nb(state, ew.active, s, ew.hidden)
+                        hid = hide_inactive_nb(state, ew.active, s, ew.hidden)
                         onb.placement_tables_nb(state, m, orules, s, ptabs0)
-                        unhide_nb(state, ew.hidden)
+                        if hid:
+                            unhide_nb(state, ew.hidden)
                         tabs_ok0 = True
                     n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, ptabs0, otype, oarea)
                 else:
                     if not tabs_ok1:
-                        hide_inactive_nb(state, ew.active, s, ew.hidden)
+                        hid = hide_inactive_nb(state, ew.active, s, ew.hidden)
                         onb.placement_tables_nb(state, m, orules, s, ptabs1)
-                        unhide_nb(state, ew.hidden)
+                        if hid:
+                            unhide_nb(state, ew.hidden)
                         tabs_ok1 = True
                     n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, ptabs1, otype, oarea)
-                n = filter_orders_nb(ew.closed[s], n, otype, oarea)  # G15, G16
+                if closed0 if s == 0 else closed1:
+                    n = filter_orders_nb(ew.closed[s], n, otype, oarea)  # G15, G16
             placed = False
             if n > 0:
                 if n > 1 and pnb.is_scripted_nb(policies, s):  # the scores of the rows, cached per row
@@ -1928,6 +1958,21 @@ def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, 
     dfd = rec[B_DEFENDER]
     winner = rec[B_WINNER]
     loser = 1 - winner
+    # most battles eliminate nobody permanently: then only the great victory can award VP, and the block
+    # tables below (two allocations) would stay all False
+    any_gone = False
+    for b in range(nbk):
+        if (snap_status[b] == STATUS.ON_MAP and snap_area[b] == area
+                and state.block_status[b] == STATUS.ELIMINATED_PERMANENT):
+            any_gone = True
+            break
+    if not any_gone:
+        v = np.int64(vp0)
+        if rec[B_GREAT_VICTORY] != 0:
+            v = _award_vp_nb(state, log, ctr, v, winner, cr.great_victory_vp, CAUSE.GREAT_VICTORY, area, -1)
+        if v != state.vp[0]:
+            _log_vp_change_nb(state, log, ctr, v, CAUSE.BATTLE, area)
+        return
     gone = np.zeros(nbk, dtype=np.bool_)  # leaders of the battle eliminated in it
     win_gone = 0
     for b in range(nbk):
@@ -1978,14 +2023,15 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     Blocks of a nation that is not (yet) active (``neutral_nation``, e.g. Lithuania before card 23)
     are out of play: they never lose SP to supply and do not cut the other side's supply paths
     (E14, G15; ``hidden`` is scratch)."""
-    hide_all_inactive_nb(state, active, hidden)
+    hid = hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
                      m.garrison, enemy, src, depot)
     block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
                     state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
                     er.cavalry_supply_range, depot_dist, state.block_in_supply)
-    unhide_nb(state, hidden)
+    if hid:
+        unhide_nb(state, hidden)
     for b in range(state.block_side.shape[0]):
         if state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]:
             state.block_in_supply[b] = True
@@ -2273,7 +2319,7 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     nbk = state.block_side.shape[0]
     n_fronts = state.cubes.shape[1]
     hidden = np.zeros(nbk, dtype=np.bool_)
-    hide_all_inactive_nb(state, active, hidden)
+    hid = hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
                      m.garrison, enemy, src, depot)
@@ -2290,7 +2336,8 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
             h = held[a]
             if h >= 0 and not m.eastern_link[a] and not enemy[1 - h, a]:
                 held[a] = -1
-    unhide_nb(state, hidden)
+    if hid:
+        unhide_nb(state, hidden)
     front_line = np.zeros((2, n_areas), dtype=np.bool_)
     front_line_nb(m.adj_indptr, m.adj_indices, enemy, held, front_line)
     # 8.1 garrisons ("may": one decision per eligible city)

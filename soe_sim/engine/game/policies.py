@@ -934,7 +934,7 @@ def _order_cache_side_nb(state, orders, pol, side, cache):
         cache.valid[side] = True
 
 
-@njit(cache=True, _nrt=False, internal=True)
+@njit(cache=True, _nrt=False)
 def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache):
     """:func:`fill_order_features_nb` through ``cache`` (:class:`OrderFeatureCache`): the same
     values, each (type, area) row computed once per placement step."""
@@ -980,7 +980,7 @@ def fill_order_features_scratch_nb(state, orders, m, pol, side, otype, oarea, n,
     _copy_order_rows_nb(otype, oarea, n, rows, na, feat)
 
 
-@njit(cache=True, _nrt=False, internal=True)
+@njit(cache=True, _nrt=False)
 def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, out):
     """The scripted scores (:func:`score_options_nb` of the ORDER rows of
     :func:`fill_order_features_nb`) of ``n`` order rows into ``out``, through ``cache``: each row's
@@ -1011,7 +1011,11 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
             continue
         r = t * na + a
         if not score_done[r]:
-            if done[r]:
+            if t == onb.RECON:
+                # the Recon score reads only the area's unseen enemy blocks (_score_order_nb,
+                # _order_area_cols_nb column 15): the same float operations, without the area columns
+                score[r] = p[P_RECON_WEIGHT] * known[K_UNSEEN, a] - 0.05
+            elif done[r]:
                 score[r] = _score_order_nb(p, rows[r])
             else:
                 # the row scored in place in the area's columns (its type columns set, then cleared
@@ -1032,18 +1036,27 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
 
 @njit(cache=True, _nrt=False, internal=True)
 def _release_rows_nb(adj_indptr, adj_indices, x, cache, side):
-    """Forget ``side``'s cached ORDER rows and scores that read the own SP of area ``x``: the rows of
-    ``x`` (Move Out) and of its neighbours (Move To's ``own_sp_adjacent``)."""
+    """Forget ``side``'s cached ORDER rows and scores that read the free own SP of area ``x``
+    (``K_FREE_SP``, just set to 0 by a commit): the Move Out / Forced March Out rows of ``x`` (their
+    ``p_win`` attacks with it) and, for each neighbour, its area columns (``own_sp_adjacent`` sums
+    it), hence all its rows, and the scores of its Move To / Forced March To rows (the only scores
+    reading that sum, through ``p_win``; :func:`_score_order_nb`)."""
     na = cache.base.shape[1]
-    for e in range(adj_indptr[x], adj_indptr[x + 1] + 1):
-        a = x if e == adj_indptr[x + 1] else adj_indices[e]
+    for t in (onb.MOVE_OUT, onb.FORCED_MARCH_OUT):
+        cache.done[side, t * na + x] = False
+        cache.score_done[side, t * na + x] = False
+    for e in range(adj_indptr[x], adj_indptr[x + 1]):
+        a = adj_indices[e]
+        if a == x:
+            continue  # an area's own columns exclude its own free SP (_order_area_cols_nb)
         cache.base_done[side, a] = False
         for t in range(onb.N_ORDER_TYPES):
             cache.done[side, t * na + a] = False
+        for t in (onb.MOVE_TO, onb.FORCED_MARCH_TO):
             cache.score_done[side, t * na + a] = False
 
 
-@njit(cache=True, _nrt=False, internal=True)
+@njit(cache=True, _nrt=False)
 def commit_order_nb(state, m, side, t, a, cache):
     """An order (type ``t``, area ``a``) ``side`` has just placed commits own blocks for the rest of
     the placement step (audit K2): after a Move To / Forced March To attack on ``a`` (enemy blocks or
@@ -1069,7 +1082,7 @@ def commit_order_nb(state, m, side, t, a, cache):
             _release_rows_nb(ip, ix, a, cache, side)
 
 
-@njit(cache=True, _nrt=False, internal=True)
+@njit(cache=True, _nrt=False)
 def enemy_marker_nb(m, side, a, cache, marker_risk):
     """The opponent of ``side`` has just placed an order marker (face down, SoE 7.2) in area ``a``:
     ``side``'s known markers there go up by one, and while ``marker_risk`` > 0 its cached ORDER rows
