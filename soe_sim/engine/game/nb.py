@@ -773,15 +773,15 @@ def _all_active_nb(active):
 
 @njit(cache=True, _nrt=False, internal=True)
 def hide_inactive_nb(state, active, side, hidden):
-    """G15: take ``side``'s inactive-nation blocks off the map while its order rows are listed (so that
-    no order is placed for them to execute); :func:`unhide_nb` puts them back. Returns whether any was
-    taken off (``hidden`` is all False between a hide and its unhide, so with every nation active
-    there is nothing to do and :func:`unhide_nb` may be skipped)."""
+    """G15: take ``side``'s inactive-nation blocks (``side`` -1: both sides') off the map while its order
+    rows are listed (so that no order is placed for them to execute); :func:`unhide_nb` puts them back.
+    Returns whether any was taken off (``hidden`` is all False between a hide and its unhide, so with
+    every nation active there is nothing to do and :func:`unhide_nb` may be skipped)."""
     if _all_active_nb(active):
         return False
     any_hidden = False
     for b in range(state.block_side.shape[0]):
-        hidden[b] = (state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side
+        hidden[b] = (state.block_status[b] == STATUS.ON_MAP and (side < 0 or state.block_side[b] == side)
                      and not active[state.block_nation[b]])
         if hidden[b]:
             state.block_status[b] = STATUS.SCHEDULED
@@ -794,16 +794,8 @@ def hide_all_inactive_nb(state, active, hidden):
     """G15: take every inactive-nation block off the map (both sides) while presence, depots and
     supply are computed: out of play, it neither is supplied nor cuts the other side's clear paths
     (1.31, E1); :func:`unhide_nb` puts them back. Returns whether any was taken off
-    (:func:`hide_inactive_nb`)."""
-    if _all_active_nb(active):
-        return False
-    any_hidden = False
-    for b in range(state.block_side.shape[0]):
-        hidden[b] = state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]
-        if hidden[b]:
-            state.block_status[b] = STATUS.SCHEDULED
-            any_hidden = True
-    return any_hidden
+    (:func:`hide_inactive_nb` for both sides)."""
+    return hide_inactive_nb(state, active, -1, hidden)
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -1941,6 +1933,13 @@ def _award_vp_nb(state, log, ctr, v, side, amount, cause, area, block):
     return v
 
 
+@njit(cache=True, inline="always")
+def _gone_in_battle_nb(state, snap_status, snap_area, area, b):
+    """Was block ``b`` in ``area`` before the battle (the snapshot) and is it eliminated permanently now?"""
+    return (snap_status[b] == STATUS.ON_MAP and snap_area[b] == area
+            and state.block_status[b] == STATUS.ELIMINATED_PERMANENT)
+
+
 @njit(cache=True, _nrt=True)
 def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, snap_area):
     """The VP of the battle just resolved in ``area``, by sub-cause (G14, G19), and its leaders lost
@@ -1958,55 +1957,49 @@ def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, 
     dfd = rec[B_DEFENDER]
     winner = rec[B_WINNER]
     loser = 1 - winner
-    # most battles eliminate nobody permanently: then only the great victory can award VP, and the block
-    # tables below (two allocations) would stay all False
+    # the blocks of the battle eliminated in it are read from the snapshot each time (no block tables: most
+    # battles eliminate nobody permanently, and then only the great victory can award VP)
     any_gone = False
-    for b in range(nbk):
-        if (snap_status[b] == STATUS.ON_MAP and snap_area[b] == area
-                and state.block_status[b] == STATUS.ELIMINATED_PERMANENT):
-            any_gone = True
-            break
-    if not any_gone:
-        v = np.int64(vp0)
-        if rec[B_GREAT_VICTORY] != 0:
-            v = _award_vp_nb(state, log, ctr, v, winner, cr.great_victory_vp, CAUSE.GREAT_VICTORY, area, -1)
-        if v != state.vp[0]:
-            _log_vp_change_nb(state, log, ctr, v, CAUSE.BATTLE, area)
-        return
-    gone = np.zeros(nbk, dtype=np.bool_)  # leaders of the battle eliminated in it
     win_gone = 0
     for b in range(nbk):
-        if (snap_status[b] == STATUS.ON_MAP and snap_area[b] == area
-                and state.block_status[b] == STATUS.ELIMINATED_PERMANENT):
-            gone[b] = True
+        if _gone_in_battle_nb(state, snap_status, snap_area, area, b):
+            any_gone = True
             if state.block_arm[b] == ARM.LEADER and state.block_side[b] == winner:
                 win_gone += 1
+    # the loser's leaders killed are its first ``loser_killed`` eliminated leaders by index (E-B2), the
+    # others captured; the winner's eliminated leaders were all killed
     loser_killed = rec[B_LEADERS_KILLED] - win_gone
-    killed = np.zeros(nbk, dtype=np.bool_)
     v = np.int64(vp0)
-    for k in range(2):
-        sd = att if k == 0 else dfd
-        for b in range(nbk):
-            if not gone[b] or state.block_side[b] != sd or state.block_arm[b] != ARM.LEADER:
-                continue
-            if sd == winner:
-                killed[b] = True
-            elif loser_killed > 0:
-                killed[b] = True
-                loser_killed -= 1
-            if killed[b]:
-                log_event_nb(log, ctr, state, EVENT.LEADER_LOST, sd, area, -1, b, LEADER_KILLED, CAUSE.BATTLE)
-                v = _award_vp_nb(state, log, ctr, v, 1 - sd, cfg.vp_leader_killed, CAUSE.LEADER_KILLED, area, b)
+    if any_gone:
+        left = loser_killed
+        for k in range(2):
+            sd = att if k == 0 else dfd
+            for b in range(nbk):
+                if (not _gone_in_battle_nb(state, snap_status, snap_area, area, b) or state.block_side[b] != sd
+                        or state.block_arm[b] != ARM.LEADER):
+                    continue
+                killed = sd == winner
+                if not killed and left > 0:
+                    killed = True
+                    left -= 1
+                if killed:
+                    log_event_nb(log, ctr, state, EVENT.LEADER_LOST, sd, area, -1, b, LEADER_KILLED, CAUSE.BATTLE)
+                    v = _award_vp_nb(state, log, ctr, v, 1 - sd, cfg.vp_leader_killed, CAUSE.LEADER_KILLED, area, b)
     if rec[B_GREAT_VICTORY] != 0:
         v = _award_vp_nb(state, log, ctr, v, winner, cr.great_victory_vp, CAUSE.GREAT_VICTORY, area, -1)
-    for b in range(nbk):
-        if not gone[b] or killed[b] or state.block_side[b] != loser:
-            continue
-        if state.block_arm[b] == ARM.LEADER:
-            log_event_nb(log, ctr, state, EVENT.LEADER_LOST, loser, area, -1, b, LEADER_CAPTURED, CAUSE.BATTLE)
-            v = _award_vp_nb(state, log, ctr, v, winner, cfg.vp_leader_captured, CAUSE.LEADER_CAPTURED, area, b)
-        else:
-            v = _award_vp_nb(state, log, ctr, v, winner, er.vp_encirclement, CAUSE.ENCIRCLEMENT, area, b)
+    if any_gone:
+        skip = loser_killed  # the loser's killed leaders, logged above
+        for b in range(nbk):
+            if not _gone_in_battle_nb(state, snap_status, snap_area, area, b) or state.block_side[b] != loser:
+                continue
+            if state.block_arm[b] == ARM.LEADER:
+                if skip > 0:
+                    skip -= 1
+                    continue
+                log_event_nb(log, ctr, state, EVENT.LEADER_LOST, loser, area, -1, b, LEADER_CAPTURED, CAUSE.BATTLE)
+                v = _award_vp_nb(state, log, ctr, v, winner, cfg.vp_leader_captured, CAUSE.LEADER_CAPTURED, area, b)
+            else:
+                v = _award_vp_nb(state, log, ctr, v, winner, er.vp_encirclement, CAUSE.ENCIRCLEMENT, area, b)
     if v != state.vp[0]:
         _log_vp_change_nb(state, log, ctr, v, CAUSE.BATTLE, area)
 
