@@ -249,3 +249,27 @@ def test_descriptions_name_the_front_the_phase_and_count_in_words():
     assert not [s for s in texts if re.search(r"\b1 (orders|cubes|reinforcement cubes|blocks)\b", s)]
     assert any(re.match(r"(Move To|Recon|Defend|Forced March To|Move Out) \S", s) for s in texts)
     assert not any(slug in s for s in texts for slug in ("move_to", "move_out", "forced_march", "rail_transport"))
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_card_play_better_in_hand_counts_the_stronger_hand_cards(seed):
+    """CARD_PLAY column ``better_in_hand``: the other hand cards with a larger combat modifier, or an equal one and
+    a lower id — one count per card, the same on each of its rows (its uses share it: session 33 computes it once
+    per card)."""
+    checked = 0
+    with StepGame("kiev-offensive", seed, polish="step", soviet="step") as g:
+        while not g.is_terminal and checked < 60:
+            d = g.decision
+            if d.kind == Decision.CARD_PLAY:
+                feats = g.features
+                hand = g.state_view.hand
+                mods = dict(zip(hand["card"].astype(int), hand["combat_modifier"].astype(int)))
+                for _, row in feats.iterrows():
+                    c = int(row["card"])
+                    if c <= 0:
+                        continue
+                    want = sum(1 for k, w in mods.items() if k != c and (w > mods[c] or (w == mods[c] and k < c)))
+                    assert row["better_in_hand"] == want, (c, mods)
+                    checked += 1
+            g.apply(g.state_view.rand_below(d.n_options))
+    assert checked >= 20

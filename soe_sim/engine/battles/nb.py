@@ -309,7 +309,7 @@ def take_losses_nb(state, idx, n, losses):
     return removed
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, internal=True)
 def _count_side_in_area(state, side, area):
     c = 0
     for b in range(state.block_side.shape[0]):
@@ -318,7 +318,7 @@ def _count_side_in_area(state, side, area):
     return c
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, internal=True)
 def _enemy_area(state, side, area):
     if state.garrison_side[area] == 1 - side:
         return True

@@ -1933,14 +1933,14 @@ def _award_vp_nb(state, log, ctr, v, side, amount, cause, area, block):
     return v
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, internal=True)
 def _gone_in_battle_nb(state, snap_status, snap_area, area, b):
     """Was block ``b`` in ``area`` before the battle (the snapshot) and is it eliminated permanently now?"""
     return (snap_status[b] == STATUS.ON_MAP and snap_area[b] == area
             and state.block_status[b] == STATUS.ELIMINATED_PERMANENT)
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, snap_area):
     """The VP of the battle just resolved in ``area``, by sub-cause (G14, G19), and its leaders lost
     (SoE 9.0, ``LEADER_LOST``): the resolver's awards are replayed in its order from the track before

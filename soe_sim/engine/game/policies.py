@@ -645,7 +645,8 @@ def fill_card_play_features_nb(cs, side, front, cards, uses, n, feat):
         feat[i, 2] = cs.orders[side, c - 1] if uses[i] == USE_ORDERS else 0
         feat[i, 3] = cu if uses[i] == USE_CUBES else 0
         feat[i, 4] = cs.combat_modifier[side, c - 1]
-        feat[i, 6] = _better_in_hand(cs, side, c)
+        # the rows list each card's uses together: one count per card, not per row
+        feat[i, 6] = feat[i - 1, 6] if i > 0 and cards[i - 1] == c else _better_in_hand(cs, side, c)
 
 
 @njit(cache=True, _nrt=False, internal=True)
