@@ -150,9 +150,9 @@ def legal_advance_nb(state, map_arrays, involved, nation_ok, side, area, max_blo
                 or not involved[b]):
             continue
         back = state.block_prev_area[b]
-        if back < 0 or back == area or _enemy_area(state, side, back):
+        if back < 0 or back == area or _enemy_in_area_nb(state, side, back):
             continue
-        if not map_arrays.eastern_link[back] and _count_side_in_area(state, side, back) >= max_blocks:
+        if not map_arrays.eastern_link[back] and _count_side_in_area_nb(state, side, back) >= max_blocks:
             continue
         if nation_ok.shape[0] > 0 and not nation_ok[state.block_nation[b], back]:
             continue
@@ -310,7 +310,7 @@ def take_losses_nb(state, idx, n, losses):
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def _count_side_in_area(state, side, area):
+def _count_side_in_area_nb(state, side, area):
     c = 0
     for b in range(state.block_side.shape[0]):
         if state.block_status[b] == STATUS.ON_MAP and state.block_area[b] == area and state.block_side[b] == side:
@@ -319,10 +319,10 @@ def _count_side_in_area(state, side, area):
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def _enemy_area(state, side, area):
+def _enemy_in_area_nb(state, side, area):
     if state.garrison_side[area] == 1 - side:
         return True
-    return _count_side_in_area(state, 1 - side, area) > 0
+    return _count_side_in_area_nb(state, 1 - side, area) > 0
 
 
 @njit(cache=True, _nrt=True, internal=True)
@@ -521,8 +521,8 @@ def resolve_battle_scratch_nb(state, map_arrays, combat_rules, area, block_half,
             goal[:] = False
             friendly_row[:] = 0
             enemy_cnt[:] = 0
-            # one pass over the blocks: per area the defender's blocks (_count_side_in_area) and the
-            # attacker's (for _enemy_area)
+            # one pass over the blocks: per area the defender's blocks (_count_side_in_area_nb) and the
+            # attacker's (for _enemy_in_area_nb)
             for b in range(nbk):
                 a = state.block_area[b]
                 if state.block_status[b] == STATUS.ON_MAP and 0 <= a < n_areas:
@@ -583,8 +583,9 @@ def resolve_battle_scratch_nb(state, map_arrays, combat_rules, area, block_half,
             if state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != area:
                 continue
             back = state.block_prev_area[b]
-            room = UNLIMITED if (back >= 0 and map_arrays.eastern_link[back]) else max_blocks - (counts[back] if back >= 0 else max_blocks)
-            if back < 0 or _enemy_area(state, attacker, back) or room <= 0:
+            room = (UNLIMITED if (back >= 0 and map_arrays.eastern_link[back])
+                    else max_blocks - (counts[back] if back >= 0 else max_blocks))
+            if back < 0 or _enemy_in_area_nb(state, attacker, back) or room <= 0:
                 _eliminate_no_retreat(state, b, out)
                 _score(state, defender,
                        vp_leader_captured if state.block_arm[b] == ARM.LEADER else vp_encirclement)
