@@ -1,8 +1,8 @@
 """No reference counting in the engine's loops from an IR-inlined helper (docs/engine-design.md "Session 33").
 
 A kernel marked ``inline="always"`` is inlined by numba into its caller's IR, and in a caller compiled with
-reference counting (``_nrt`` not ``False``) each inlined call takes a reference to every array it is handed
-— each field of a named tuple such as ``state`` — and drops it afterwards. Called once per block in a loop,
+reference counting (``_nrt`` not ``False``) each inlined call takes a reference to each array it reads (the
+fields of ``state`` it indexes, for one) and drops it afterwards. Called once per block in a loop,
 that was 3.4 % of the instructions of a balanced Kiev game (session 32's ``log_battle_vp_nb``, found by
 ``line_samples.py`` and measured by ``instructions.py``). This static check finds such calls, the helpers
 inlined into inlined helpers included, in every package kernel compiled with reference counting; the few
@@ -42,6 +42,14 @@ def _call_name(call: ast.Call) -> str | None:
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
+def _flags(deco: ast.Call) -> tuple[bool, bool]:
+    """(compiled with reference counting, inlined into the caller's IR) from an ``njit(...)`` decorator."""
+    kw = {k.arg: k.value for k in deco.keywords}
+    nrt = not (isinstance(kw.get("_nrt"), ast.Constant) and kw["_nrt"].value is False)
+    inline = isinstance(kw.get("inline"), ast.Constant) and kw["inline"].value == "always"
+    return nrt, inline
+
+
 def _kernels() -> dict[str, tuple[Path, ast.FunctionDef, bool, bool]]:
     """Every package function decorated with ``njit(...)``: name -> (file, node, reference counting, inline)."""
     found = {}
@@ -51,10 +59,7 @@ def _kernels() -> dict[str, tuple[Path, ast.FunctionDef, bool, bool]]:
                 continue
             for deco in node.decorator_list:
                 if isinstance(deco, ast.Call) and _call_name(deco) == "njit":
-                    kw = {k.arg: k.value for k in deco.keywords}
-                    nrt = not (isinstance(kw.get("_nrt"), ast.Constant) and kw["_nrt"].value is False)
-                    inline = isinstance(kw.get("inline"), ast.Constant) and kw["inline"].value == "always"
-                    found[node.name] = (path, node, nrt, inline)
+                    found[node.name] = (path, node, *_flags(deco))
     return found
 
 
@@ -119,7 +124,7 @@ def test_no_kernel_with_reference_counting_inlines_a_helper_into_a_loop():
                       "plain kernel:\n" + "\n".join(found)
 
 
-def test_the_check_sees_a_helper_inlined_into_a_loop(tmp_path):
+def test_the_check_sees_a_helper_inlined_into_a_loop():
     """The check itself: session 32's form of ``log_battle_vp_nb`` (an inlined helper taking ``state``,
     called per block in a kernel compiled with reference counting) is found, directly and through a
     second inlined helper; the same kernel without reference counting is not."""
@@ -152,11 +157,7 @@ def uncounted(state):
     tree = ast.parse(src)
     kernels = {}
     for node in tree.body:
-        deco = node.decorator_list[0]
-        kw = {k.arg: k.value for k in deco.keywords}
-        nrt = not (isinstance(kw.get("_nrt"), ast.Constant) and kw["_nrt"].value is False)
-        inline = isinstance(kw.get("inline"), ast.Constant) and kw["inline"].value == "always"
-        kernels[node.name] = (PACKAGE / "probe.py", node, nrt, inline)
+        kernels[node.name] = (PACKAGE / "probe.py", node, *_flags(node.decorator_list[0]))
     found = {}
     for name in ("counted", "counted_through", "uncounted"):
         hits: list[tuple[str, str]] = []
