@@ -1317,3 +1317,220 @@ def test_order_scores_and_features_cached_across_a_placement_step_equal_fresh_on
             pnb.enemy_marker_nb(m.arrays, 1 - s, a, cache, params[1 - s, pnb.P_MARKER_RISK])
             placed[s].append((t, a))
     assert steps > 400 and attacks > 150 and committed > 150 and recon > 5000, (steps, attacks, committed, recon)
+
+
+def _between_steps(world, state, orders, rng):
+    """What a phase may change between two placement steps, a few times over: a block moves to a
+    neighbour, loses or regains SP, leaves or regains supply, is seen or hidden again; an area changes
+    control or garrison (also with the same known SP); a front's initiative changes. Returns the next
+    step's orders: the placed ones gone (SoE 7.5; what each side has seen kept), a few random ones."""
+    m = world[0]
+    on = np.flatnonzero(state.block_status == STATUS.ON_MAP)
+    for _ in range(int(rng.integers(0, 3))):
+        b = int(rng.choice(on))
+        a = int(state.block_area[b])
+        kind = int(rng.choice(10, p=[0.3, 0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05, 0.1, 0.1]))
+        if kind == 0:
+            nbrs = [int(v) for v in m.adj_indices[m.adj_indptr[a]:m.adj_indptr[a + 1]]
+                    if state.block_side[b] == S or not m.eastern_link[v]]
+            state.block_area[b] = rng.choice(nbrs)
+        elif kind == 1:
+            state.block_sp[b] = rng.integers(1, int(state.block_max_sp[b]) + 1)
+        elif kind == 2:
+            state.block_in_supply[b] = not state.block_in_supply[b]
+        elif kind == 3:
+            orders.seen[1 - state.block_side[b], b] = not orders.seen[1 - state.block_side[b], b]
+        elif kind == 4:
+            state.control[a] = rng.integers(-1, 2)
+        elif kind == 5:
+            state.garrison_side[a] = rng.integers(-1, 2) if m.garrison[a] else -1
+        elif kind >= 8:  # a garrison goes and a seen block of its side there gains the SP: known SP unchanged
+            held = [int(c) for c in on if state.garrison_side[state.block_area[c]] == state.block_side[c]
+                    and state.block_sp[c] < state.block_max_sp[c] and orders.seen[1 - state.block_side[c], c]]
+            if held:
+                c = int(rng.choice(held))
+                state.garrison_side[state.block_area[c]] = -1
+                state.block_sp[c] += 1
+        elif kind >= 6:
+            f = int(rng.integers(2))
+            state.initiative_side[f] = rng.integers(2)
+            state.initiative_level[f] = rng.integers(0, 4)
+    fresh = new_order_state(state)  # the next phase's orders: none placed, a few random ones
+    fresh.seen[:] = orders.seen
+    for _ in range(int(rng.integers(0, 3)) if rng.random() < 0.3 else 0):
+        a = int(rng.choice(np.flatnonzero(state.block_status == STATUS.ON_MAP)))
+        a = int(state.block_area[a])
+        nb.place_order_nb(state, fresh, int(rng.integers(2)), int(m.front[a]), int(rng.integers(9)), a)
+    return fresh
+
+
+def test_order_scores_carried_from_step_to_step_equal_fresh_ones(world, orules):
+    """The game loop keeps each side's ORDER rows and scores from one placement step to its next
+    (``OrderFeatureCache.carry``) and forgets those near an area whose inputs changed: its known
+    counts and strengths, control, garrison or its front's initiative; an area's columns within one
+    link, its rows and scores within one link too, or two with a ``reinforce_risk`` (the attack
+    orders' ``p_win`` then reads the neighbours' neighbours). Along random sequences of steps on one
+    evolving position per sequence (a few changes between steps; placements, commits and enemy
+    markers within each, as in the test above), the carried scores and features equal, bit for bit,
+    those of a fresh cache for the same position with the step's commits replayed: at each side's
+    first decision of a step the scores of every (type, area) row, legal or not, then the legal
+    rows' scores and features at every decision."""
+    from soe_sim.engine.game import game_setup
+    from soe_sim.engine.game.work import policy_set
+
+    m = world[0]
+    setup = game_setup("campaign-1920")
+    ids = np.array([pnb.POLICY_IDS["balanced"], pnb.POLICY_IDS["aggressive"]], np.int64)
+    params = np.array([pnb.DEFAULT_PARAMS[i] for i in ids], np.float64)
+    params[0, pnb.P_MARKER_RISK], params[1, pnb.P_MARKER_RISK] = 0.4, 0.7
+    params[0, pnb.P_REINFORCE_RISK] = 0.5  # the Poles' p_win reads two links away, the Soviets' one
+    pset = policy_set(setup, ids, params)
+    rng = np.random.default_rng(34)
+    size = 9 * m.n_areas + 1
+    ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
+    out, out2 = np.empty(size), np.empty(size)
+    all_t, all_a = (x.ravel().astype(np.int64) for x in np.meshgrid(np.arange(nb.N_ORDER_TYPES), np.arange(m.n_areas)))
+    n_all = all_t.shape[0]
+    decisions = carried = forgotten = 0
+    for _ in range(12):
+        state, orders = random_position(world, rng)
+        state.block_prev_area[:] = -1
+        orders.seen[:] |= rng.random(orders.seen.shape) < 0.6  # known strengths, which a change may leave equal
+        cache = pnb.new_order_feature_cache_nb(m.n_areas)
+        for _step in range(10):
+            orders = _between_steps(world, state, orders, rng)
+            cache.valid[:] = False  # a new placement step (game.nb.place_orders_nb)
+            placed = [[], []]
+            for _decision in range(6):
+                s, f = int(rng.integers(2)), int(rng.integers(2))
+                k = nb.legal_orders_nb(state, orders, m.arrays, orules, s, f, 6, ot, oa)
+                if k == 0:
+                    continue
+                fresh = pnb.new_order_feature_cache_nb(m.n_areas)
+                if not cache.valid[s]:  # the side's first decision of the step: every row, legal or not
+                    before = cache.score_done[s].sum()
+                    pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, all_t, all_a, 0, cache, out)
+                    carried += cache.score_done[s].sum()
+                    forgotten += before - cache.score_done[s].sum()
+                    pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, all_t, all_a, n_all, cache, out)
+                    pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, all_t, all_a, n_all, fresh, out2)
+                    assert np.array_equal(out[:n_all], out2[:n_all]), (decisions, s)
+                    fresh = pnb.new_order_feature_cache_nb(m.n_areas)
+                pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, 0, fresh, out2)
+                for t, a in placed[s]:
+                    pnb.commit_order_nb(state, m.arrays, s, t, a, fresh)
+                pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, cache, out)
+                pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, fresh, out2)
+                assert np.array_equal(out[:k], out2[:k]), (decisions, s)
+                feat, feat2 = np.zeros((k, pnb.N_FEAT)), np.zeros((k, pnb.N_FEAT))
+                pnb.fill_order_features_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, feat, cache)
+                pnb.fill_order_features_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, feat2, fresh)
+                assert np.array_equal(feat, feat2), (decisions, s)
+                decisions += 1
+                real = [j for j in range(k) if ot[j] != nb.NO_ORDER]
+                if not real or rng.random() < 0.6:  # few placements: most of a step's rows carry to the next
+                    continue
+                att = [j for j in real if feat[j, 13] > 0]
+                j = int(rng.choice(att)) if att and rng.random() < 0.7 else int(rng.choice(real))
+                t, a = int(ot[j]), int(oa[j])
+                if nb.place_order_nb(state, orders, s, f, t, a) < 0:
+                    continue
+                pnb.commit_order_nb(state, m.arrays, s, t, a, cache)
+                pnb.enemy_marker_nb(m.arrays, 1 - s, a, cache, params[1 - s, pnb.P_MARKER_RISK])
+                placed[s].append((t, a))
+    assert decisions > 500 and carried > 100_000 and forgotten > 10_000, (decisions, carried, forgotten)
+
+
+def test_order_scores_do_not_read_the_initiative(world, orules):
+    """The ORDER rows carried from step to step (``OrderFeatureCache.carry``) are not forgotten when a
+    front's initiative changes: an attack's ``p_win`` hands the initiative to the battle kernel, but a
+    battle's winner does not depend on it (SoE 6.1: the initiative changes after the battle, by its
+    result). On random positions every (type, area) row has the same score and features whoever holds
+    each front's initiative at whatever level; were a rule to make the winner depend on it, this test
+    fails and ``_order_cache_side_nb`` must compare the initiative too."""
+    from soe_sim.engine.game import game_setup
+    from soe_sim.engine.game.work import policy_set
+
+    m = world[0]
+    setup = game_setup("campaign-1920")
+    ids = np.array([pnb.POLICY_IDS["balanced"], pnb.POLICY_IDS["aggressive"]], np.int64)
+    params = np.array([pnb.DEFAULT_PARAMS[i] for i in ids], np.float64)
+    params[:, pnb.P_MARKER_RISK] = 0.5
+    params[:, pnb.P_REINFORCE_RISK] = 0.5
+    rng = np.random.default_rng(61)
+    all_t, all_a = (x.ravel().astype(np.int64) for x in np.meshgrid(np.arange(nb.N_ORDER_TYPES), np.arange(m.n_areas)))
+    n_all = all_t.shape[0]
+    out = np.empty(n_all)
+    uncertain = 0
+    for _ in range(10):
+        state, orders = random_position(world, rng)
+        for s in range(2):
+            ref = ref_feat = None
+            for holder, level in ((0, 1), (1, 1), (0, 3), (1, 2), (0, 0)):
+                state.initiative_side[:] = (s, 1 - s)[holder]
+                state.initiative_level[:] = level
+                pset = policy_set(setup, ids, params)  # an empty win-probability memo
+                cache = pnb.new_order_feature_cache_nb(m.n_areas)
+                pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, all_t, all_a, n_all, cache, out)
+                feat = np.zeros((n_all, pnb.N_FEAT))
+                pnb.fill_order_features_cached_nb(state, orders, m.arrays, pset, s, all_t, all_a, n_all, feat, cache)
+                if ref is None:
+                    ref, ref_feat = out.copy(), feat
+                    uncertain += int(((feat[:, 13] > 0) & (feat[:, 13] < 1)).sum())
+                assert np.array_equal(out, ref) and np.array_equal(feat, ref_feat), (s, holder, level)
+    assert uncertain > 300, uncertain
+
+
+def test_order_scores_carried_forget_two_links_away_with_a_reinforce_risk(world, orules):
+    """With a ``reinforce_risk`` > 0 a Move Out's ``p_win`` counts the enemy next to the attacked
+    neighbour (``_reinforced_win_prob_nb``), two links from the order's area: a change there makes
+    the carried score of the Move Out go (``_order_cache_side_nb``). Own blocks in ``a``, a weak enemy
+    block in its neighbour ``v``, a strong one in ``x`` next to ``v`` but not to ``a``; between two steps
+    ``x``'s block loses SP. The Move Out from ``a`` carried to the second step has the fresh score, which
+    differs from the first step's (the change reached it) for most such triples of the campaign map."""
+    from soe_sim.engine.game import game_setup
+    from soe_sim.engine.game.work import policy_set
+
+    m = world[0]
+    setup = game_setup("campaign-1920")
+    ids = np.array([pnb.POLICY_IDS["balanced"], pnb.POLICY_IDS["balanced"]], np.int64)
+    params = np.array([pnb.DEFAULT_PARAMS[i] for i in ids], np.float64)
+    params[:, pnb.P_REINFORCE_RISK] = 0.5
+    pset = policy_set(setup, ids, params)
+    start = campaign_start(world)
+    start.block_status[:] = STATUS.FORCE_POOL
+    start.block_area[:] = -1
+    start.garrison_side[:] = -1
+    own = np.flatnonzero(start.block_side == P)[:2]
+    enemy = np.flatnonzero(start.block_side == S)[:2]
+    ip, ix, ids = m.adj_indptr, m.adj_indices, m.ids
+    ot, oa = np.array([nb.MOVE_OUT], np.int64), np.empty(1, np.int64)
+    out, out2 = np.empty(1), np.empty(1)
+    triples = changed = 0
+    for a in range(0, m.n_areas, 7):
+        if m.eastern_link[a]:
+            continue
+        near_a = set(ix[ip[a]:ip[a + 1]].tolist()) | {a}
+        paths = [(int(v), int(x)) for v in ix[ip[a]:ip[a + 1]] if v != a for x in ix[ip[v]:ip[v + 1]]
+                 if x not in near_a]
+        if not paths:
+            continue
+        v, x = paths[0]
+        state = start.copy()
+        for b, area, sp in ((own[0], a, 3), (own[1], a, 3), (enemy[0], v, 1), (enemy[1], x, 4)):
+            put(state, m, int(b), ids[area], min(sp, int(state.block_max_sp[b])))
+        orders = new_order_state(state)
+        orders.seen[:] = True
+        oa[0] = a
+        cache = pnb.new_order_feature_cache_nb(m.n_areas)
+        pnb.order_scores_cached_nb(state, orders, m.arrays, pset, P, ot, oa, 1, cache, out)
+        first = out[0]
+        state.block_sp[enemy[1]] = 1  # between the steps
+        cache.valid[:] = False
+        pnb.order_scores_cached_nb(state, orders, m.arrays, pset, P, ot, oa, 1, cache, out)
+        fresh = pnb.new_order_feature_cache_nb(m.n_areas)
+        pnb.order_scores_cached_nb(state, orders, m.arrays, pset, P, ot, oa, 1, fresh, out2)
+        assert out[0] == out2[0], (a, v, x)
+        triples += 1
+        changed += out2[0] != first
+    assert triples > 10 and changed > triples // 2, (triples, changed)

@@ -2824,6 +2824,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
     mscr = scratch.mscr
     fscr = scratch.fscr
 
+    ofc.carry[:] = False  # the ORDER rows kept from step to step start with each game
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
         shuffle_draw_pile_nb(cs, s, rng_chance)

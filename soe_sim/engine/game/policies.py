@@ -897,7 +897,17 @@ class OrderFeatureCache(NamedTuple):
     columns (``base_done`` bool (2, n_areas)); ``rows`` float64 (2, N_ORDER_TYPES * n_areas,
     N_FEAT) the rows (``done``); ``score`` float64 (2, N_ORDER_TYPES * n_areas) their scripted
     scores (``score_done``); ``scores`` float64 (N_ORDER_TYPES * n_areas + 1,) and ``row0``
-    float64 (N_FEAT,): scratch."""
+    float64 (N_FEAT,): scratch.
+
+    From one placement step to the side's next, most of the map has not changed (in balanced Kiev play
+    86 % of the rows computed anew had the score of the step before): a side's rows are carried over
+    (``carry`` bool (2,), cleared by the loop at the start of a game) except those near an area whose
+    inputs changed (:func:`_order_cache_side_nb`). The inputs of an area are its ``known`` column and
+    ``prev_area`` int64 (2, 2, n_areas): its control and garrison when ``known`` was computed;
+    ``known_prev`` float64 (N_KNOWN, n_areas), ``dirty`` bool (3, n_areas) and ``near`` int64 (2,
+    n_areas) are scratch. The leader orders' rows (SoE 9.0, :func:`fill_order_features_scratch_nb`)
+    are computed in scratch of their own (``s_known``, ``s_base``, ``s_base_done``, ``s_rows``,
+    ``s_done``, shaped as one side's part), so a leader window between two steps keeps the carry."""
 
     valid: np.ndarray
     known: np.ndarray
@@ -911,6 +921,16 @@ class OrderFeatureCache(NamedTuple):
     row0: np.ndarray
     lrow_type: np.ndarray
     lrow_area: np.ndarray
+    carry: np.ndarray
+    prev_area: np.ndarray
+    known_prev: np.ndarray
+    dirty: np.ndarray
+    near: np.ndarray
+    s_known: np.ndarray
+    s_base: np.ndarray
+    s_base_done: np.ndarray
+    s_rows: np.ndarray
+    s_done: np.ndarray
 
 
 @njit(cache=True, _nrt=True)
@@ -921,25 +941,115 @@ def new_order_feature_cache_nb(n_areas):
                              np.zeros((2, nr, N_FEAT), dtype=np.float64), np.zeros((2, nr), dtype=np.bool_),
                              np.zeros((2, nr), dtype=np.float64), np.zeros((2, nr), dtype=np.bool_),
                              np.zeros(nr + 1, dtype=np.float64), np.zeros(N_FEAT, dtype=np.float64),
-                             np.zeros(FEAT_ROWS, dtype=np.int64), np.zeros(FEAT_ROWS, dtype=np.int64))
+                             np.zeros(FEAT_ROWS, dtype=np.int64), np.zeros(FEAT_ROWS, dtype=np.int64),
+                             np.zeros(2, dtype=np.bool_), np.zeros((2, 2, n_areas), dtype=np.int64),
+                             np.zeros((N_KNOWN, n_areas), dtype=np.float64), np.zeros((3, n_areas), dtype=np.bool_),
+                             np.zeros((2, n_areas), dtype=np.int64),
+                             np.zeros((N_KNOWN, n_areas), dtype=np.float64),
+                             np.zeros((n_areas, N_FEAT), dtype=np.float64), np.zeros(n_areas, dtype=np.bool_),
+                             np.zeros((nr, N_FEAT), dtype=np.float64), np.zeros(nr, dtype=np.bool_))
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def _order_cache_side_nb(state, orders, pol, side, cache):
-    """Start ``side``'s part of ``cache`` for the placement step if not done yet."""
-    if not cache.valid[side]:
-        _order_known_nb(state, orders, pol, side, cache.known[side])
+def _order_cache_side_nb(state, m, orders, pol, side, cache):
+    """Start ``side``'s part of ``cache`` for the placement step if not done yet: ``known`` anew, and
+    the rows and scores of the side's last step kept where nothing they read has changed (``carry``).
+    An area's columns read its own and its neighbours' inputs (``known``, control, garrison), the
+    attack orders' ``p_win`` with a ``reinforce_risk`` > 0 also the neighbours' neighbours
+    (:func:`_order_type_cols_nb`): an area's columns are forgotten when an input within one link has
+    changed, its rows and scores when one within one link (two with a ``reinforce_risk``) has. The
+    front's initiative, which ``p_win`` passes to the battle kernel, is not an input: a battle's winner
+    does not depend on it (SoE 6.1: it changes only the initiative after the battle; tests/
+    test_engine_orders.py checks it)."""
+    if cache.valid[side]:
+        return
+    known = cache.known[side]
+    na = known.shape[1]
+    prev = cache.prev_area[side]
+    if cache.carry[side]:
+        old = cache.known_prev
+        for k in range(N_KNOWN):
+            for a in range(na):
+                old[k, a] = known[k, a]
+    _order_known_nb(state, orders, pol, side, known)
+    if cache.carry[side]:
+        old = cache.known_prev
+        changed = cache.dirty[0]
+        near1 = cache.dirty[1]
+        near2 = cache.dirty[2]
+        # row by row over the areas (contiguous: loops LLVM vectorizes)
+        control = state.control
+        garrison = state.garrison_side
+        for a in range(na):
+            changed[a] = (prev[0, a] != control[a]) | (prev[1, a] != garrison[a])
+        for k in range(N_KNOWN):
+            for a in range(na):
+                changed[a] |= old[k, a] != known[k, a]
+        # the changed areas' neighbourhoods, pushed along the links (symmetric: data.map._csr) from the few
+        # changed areas into the lists ``near[0]`` (one link) and ``near[1]`` (two), marked in ``near1`` /
+        # ``near2`` (all False between calls: the marks are cleared from the lists at the end)
+        ip = m.adj_indptr
+        ix = m.adj_indices
+        list1 = cache.near[0]
+        list2 = cache.near[1]
+        n1 = 0
+        for x in range(na):
+            if changed[x]:
+                if not near1[x]:
+                    near1[x] = True
+                    list1[n1] = x
+                    n1 += 1
+                for e in range(ip[x], ip[x + 1]):
+                    v = ix[e]
+                    if not near1[v]:
+                        near1[v] = True
+                        list1[n1] = v
+                        n1 += 1
+        n2 = 0
+        if pol.params[side, P_REINFORCE_RISK] > 0.0:  # else p_win reads no neighbour's neighbour
+            for i in range(n1):
+                x = list1[i]
+                if not near2[x]:
+                    near2[x] = True
+                    list2[n2] = x
+                    n2 += 1
+                for e in range(ip[x], ip[x + 1]):
+                    v = ix[e]
+                    if not near2[v]:
+                        near2[v] = True
+                        list2[n2] = v
+                        n2 += 1
+        rows_list = list2 if n2 > 0 else list1
+        n_rows = n2 if n2 > 0 else n1
+        base_done = cache.base_done[side]
+        done = cache.done[side]
+        score_done = cache.score_done[side]
+        for i in range(n1):
+            base_done[list1[i]] = False
+            near1[list1[i]] = False
+        for i in range(n_rows):
+            a = rows_list[i]
+            for t in range(onb.N_ORDER_TYPES):
+                done[t * na + a] = False
+                score_done[t * na + a] = False
+        for i in range(n2):
+            near2[list2[i]] = False
+    else:
         cache.base_done[side, :] = False
         cache.done[side, :] = False
         cache.score_done[side, :] = False
-        cache.valid[side] = True
+        cache.carry[side] = True
+    for a in range(na):
+        prev[0, a] = state.control[a]
+        prev[1, a] = state.garrison_side[a]
+    cache.valid[side] = True
 
 
 @njit(cache=True, _nrt=False)
 def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache):
     """:func:`fill_order_features_nb` through ``cache`` (:class:`OrderFeatureCache`): the same
     values, each (type, area) row computed once per placement step."""
-    _order_cache_side_nb(state, orders, pol, side, cache)
+    _order_cache_side_nb(state, m, orders, pol, side, cache)
     rows = cache.rows[side]
     _order_rows_nb(state, m, pol, side, otype, oarea, n, cache.known[side], cache.base[side], cache.base_done[side],
                    rows, cache.done[side])
@@ -958,18 +1068,17 @@ def fill_order_features_cached_nb(state, orders, m, pol, side, otype, oarea, n, 
 
 @njit(cache=True, _nrt=False, internal=True)
 def fill_order_features_scratch_nb(state, orders, m, pol, side, otype, oarea, n, feat, cache):
-    """:func:`fill_order_features_nb` (the same values) with ``side``'s arrays of ``cache``
-    (:class:`OrderFeatureCache`) as scratch instead of fresh zeroed arrays: ``known`` is rewritten in
+    """:func:`fill_order_features_nb` (the same values) with the scratch arrays of ``cache``
+    (:class:`OrderFeatureCache`) instead of fresh zeroed arrays: ``known`` is rewritten in
     full, and the area columns and rows of the ``n`` rows are recomputed (their ``base_done`` /
     ``done`` flags cleared; :func:`_order_rows_nb` writes every column of a row it computes). For
-    rows asked outside the placement step (leader orders, SoE 9.0): ``cache.valid[side]`` is
-    cleared, so a later placement step starts ``side``'s part afresh."""
-    cache.valid[side] = False
-    known = cache.known[side]
-    base = cache.base[side]
-    base_done = cache.base_done[side]
-    rows = cache.rows[side]
-    done = cache.done[side]
+    rows asked outside the placement step (leader orders, SoE 9.0): the arrays are the cache's own
+    scratch (``s_known`` …), so the sides' placement rows are left as they were (``carry``)."""
+    known = cache.s_known
+    base = cache.s_base
+    base_done = cache.s_base_done
+    rows = cache.s_rows
+    done = cache.s_done
     na = base.shape[0]
     _order_known_nb(state, orders, pol, side, known)
     for i in range(n):
@@ -987,7 +1096,7 @@ def order_scores_cached_nb(state, orders, m, pol, side, otype, oarea, n, cache, 
     :func:`fill_order_features_nb`) of ``n`` order rows into ``out``, through ``cache``: each row's
     features and score are computed once per placement step, in one pass over the rows (a row is
     computed only when its score is not known yet). Only for a scripted policy."""
-    _order_cache_side_nb(state, orders, pol, side, cache)
+    _order_cache_side_nb(state, m, orders, pol, side, cache)
     known = cache.known[side]
     base = cache.base[side]
     base_done = cache.base_done[side]

@@ -1027,7 +1027,9 @@ class MoveScratch(NamedTuple):
     per game): candidate blocks, presence, closed links, BFS distances (``dist`` is ``UNREACHED``
     everywhere between calls), queue, visit stamps, via distances, destinations and vias, ``bits``
     (2, BITSET_WORDS) uint64 the enemy areas as a set and a set scratch; ``wd`` the
-    :class:`WithdrawScratch` of the Withdraw kernels."""
+    :class:`WithdrawScratch` of the Withdraw kernels; ``link_to`` / ``link_from`` int64 (n_blocks,)
+    the area and previous area of the side's blocks that entered an enemy area (SoE 7.33, listed once
+    per listing: :func:`_entered_enemy_areas_nb`)."""
 
     cand: np.ndarray
     cnt: np.ndarray
@@ -1042,6 +1044,8 @@ class MoveScratch(NamedTuple):
     rdist: np.ndarray
     bits: np.ndarray
     wd: WithdrawScratch
+    link_to: np.ndarray
+    link_from: np.ndarray
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -1062,7 +1066,8 @@ def new_move_scratch_nb(n_blocks, map_arrays):
                        np.full(n, UNREACHED, dtype=np.int32), np.empty(n, dtype=np.int32),
                        np.zeros(n, dtype=np.int64), np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64),
                        np.empty(max_deg + 1, dtype=np.int64), np.empty(n, dtype=np.int32),
-                       np.zeros((2, BITSET_WORDS), dtype=np.uint64), new_withdraw_scratch_nb(n_blocks, map_arrays))
+                       np.zeros((2, BITSET_WORDS), dtype=np.uint64), new_withdraw_scratch_nb(n_blocks, map_arrays),
+                       np.empty(n_blocks, dtype=np.int64), np.empty(n_blocks, dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False)
@@ -1127,6 +1132,21 @@ def _link_count_nb(bst, bs, ba, bprev, side, d, v):
     k = 0
     for q in range(bs.shape[0]):
         if bst[q] == STATUS.ON_MAP and bs[q] == side and ba[q] == d and bprev[q] == v:
+            k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def _entered_enemy_areas_nb(bst, bs, ba, bprev, side, enemy_row, link_to, link_from):
+    """The side's blocks on the map that entered an enemy area this phase: their areas and previous
+    areas into ``link_to`` / ``link_from``; returns their count. :func:`_link_count_nb` of an enemy
+    area counts among them only (arrays only: inlined)."""
+    k = 0
+    for q in range(bs.shape[0]):
+        x = ba[q]
+        if bst[q] == STATUS.ON_MAP and bs[q] == side and x >= 0 and bprev[q] >= 0 and enemy_row[x]:
+            link_to[k] = x
+            link_from[k] = bprev[q]
             k += 1
     return k
 
@@ -1222,6 +1242,11 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
     stays_area = 0
     last_pool_key = np.int64(-1)
     pool_sp = 0
+    # SoE 7.33: the blocks already along a link into an enemy area, listed at the first enemy destination
+    # (a count over the blocks per destination and via otherwise)
+    link_to = scr.link_to
+    link_from = scr.link_from
+    n_link = -1
     for c in range(nc):
         b = cand[c]
         x = ba[b]
@@ -1280,8 +1305,14 @@ def _moves_impl(state, orders, map_arrays, orules, order_id, out_block, out_dest
                 nv = _vias_nb(ip, ix, eb, el, enemy_row, side, x, d, allow, stamp, gen, sdist, queue, vias)
             for q in range(nv):
                 v = vias[q]
-                if enemy_row[d] and _link_count_nb(bst, bs, ba, bprev, side, d, v) >= orules.max_blocks_per_link:
-                    continue  # SoE 7.33: at most 4 blocks per side along one link into a battle
+                if enemy_row[d]:
+                    if n_link < 0:
+                        n_link = _entered_enemy_areas_nb(bst, bs, ba, bprev, side, enemy_row, link_to, link_from)
+                    along = 0
+                    for i in range(n_link):
+                        along += (link_to[i] == d) & (link_from[i] == v)
+                    if along >= orules.max_blocks_per_link:
+                        continue  # SoE 7.33: at most 4 blocks per side along one link into a battle
                 for det in range(det_max + 1):
                     if need > 0 and stays + (1 if det > 0 else 0) < need:
                         continue  # SoE 7.3: a block must remain for Defend / Withdraw / … (O7)
