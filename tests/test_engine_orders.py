@@ -1251,6 +1251,17 @@ def test_order_rows_with_the_matching_kept_across_a_placement_step_equal_fresh_o
     assert steps == 640 and extended > 150 and removed > 30, (extended, removed)
 
 
+def _fresh_cache(state, orders, m, pset, side, commits):
+    """A new ``OrderFeatureCache`` with ``side``'s part started on the position and ``commits`` (the
+    side's placed (type, area), in order) replayed: what a cache kept along the step should equal."""
+    fresh = pnb.new_order_feature_cache_nb(m.n_areas)
+    none = np.empty(0, np.int64)
+    pnb.order_scores_cached_nb(state, orders, m.arrays, pset, side, none, none, 0, fresh, np.empty(0))
+    for t, a in commits:
+        pnb.commit_order_nb(state, m.arrays, side, t, a, fresh)
+    return fresh
+
+
 def test_order_scores_and_features_cached_across_a_placement_step_equal_fresh_ones(world, orules):
     """The game loop keeps each side's ORDER rows and scores (``OrderFeatureCache``) for a whole placement
     step (SoE 7.2), and forgets only those a placed order changes: an own attack order commits the SP it
@@ -1285,10 +1296,7 @@ def test_order_scores_and_features_cached_across_a_placement_step_equal_fresh_on
             k = nb.legal_orders_nb(state, orders, m.arrays, orules, s, f, 6, ot, oa)
             if k == 0:
                 continue
-            fresh = pnb.new_order_feature_cache_nb(m.n_areas)
-            pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, 0, fresh, out2)  # starts the side
-            for t, a in placed[s]:
-                pnb.commit_order_nb(state, m.arrays, s, t, a, fresh)
+            fresh = _fresh_cache(state, orders, m, pset, s, placed[s])
             pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, cache, out)
             pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, fresh, out2)
             assert np.array_equal(out[:k], out2[:k]), (steps, s)
@@ -1406,19 +1414,16 @@ def test_order_scores_carried_from_step_to_step_equal_fresh_ones(world, orules):
                 k = nb.legal_orders_nb(state, orders, m.arrays, orules, s, f, 6, ot, oa)
                 if k == 0:
                     continue
-                fresh = pnb.new_order_feature_cache_nb(m.n_areas)
                 if not cache.valid[s]:  # the side's first decision of the step: every row, legal or not
                     before = cache.score_done[s].sum()
                     pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, all_t, all_a, 0, cache, out)
                     carried += cache.score_done[s].sum()
                     forgotten += before - cache.score_done[s].sum()
                     pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, all_t, all_a, n_all, cache, out)
+                    fresh = _fresh_cache(state, orders, m, pset, s, [])
                     pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, all_t, all_a, n_all, fresh, out2)
                     assert np.array_equal(out[:n_all], out2[:n_all]), (decisions, s)
-                    fresh = pnb.new_order_feature_cache_nb(m.n_areas)
-                pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, 0, fresh, out2)
-                for t, a in placed[s]:
-                    pnb.commit_order_nb(state, m.arrays, s, t, a, fresh)
+                fresh = _fresh_cache(state, orders, m, pset, s, placed[s])
                 pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, cache, out)
                 pnb.order_scores_cached_nb(state, orders, m.arrays, pset, s, ot, oa, k, fresh, out2)
                 assert np.array_equal(out[:k], out2[:k]), (decisions, s)

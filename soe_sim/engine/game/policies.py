@@ -904,7 +904,7 @@ class OrderFeatureCache(NamedTuple):
     (``carry`` bool (2,), cleared by the loop at the start of a game) except those near an area whose
     inputs changed (:func:`_order_cache_side_nb`). The inputs of an area are its ``known`` column and
     ``prev_area`` int64 (2, 2, n_areas): its control and garrison when ``known`` was computed;
-    ``known_prev`` float64 (N_KNOWN, n_areas), ``dirty`` bool (3, n_areas) and ``near`` int64 (2,
+    ``known_prev`` float64 (N_KNOWN, n_areas), ``dirty`` bool (3, n_areas) and ``near`` int64 (3,
     n_areas) are scratch. The leader orders' rows (SoE 9.0, :func:`fill_order_features_scratch_nb`)
     are computed in scratch of their own (``s_known``, ``s_base``, ``s_base_done``, ``s_rows``,
     ``s_done``, shaped as one side's part), so a leader window between two steps keeps the carry."""
@@ -944,10 +944,31 @@ def new_order_feature_cache_nb(n_areas):
                              np.zeros(FEAT_ROWS, dtype=np.int64), np.zeros(FEAT_ROWS, dtype=np.int64),
                              np.zeros(2, dtype=np.bool_), np.zeros((2, 2, n_areas), dtype=np.int64),
                              np.zeros((N_KNOWN, n_areas), dtype=np.float64), np.zeros((3, n_areas), dtype=np.bool_),
-                             np.zeros((2, n_areas), dtype=np.int64),
+                             np.zeros((3, n_areas), dtype=np.int64),
                              np.zeros((N_KNOWN, n_areas), dtype=np.float64),
                              np.zeros((n_areas, N_FEAT), dtype=np.float64), np.zeros(n_areas, dtype=np.bool_),
                              np.zeros((nr, N_FEAT), dtype=np.float64), np.zeros(nr, dtype=np.bool_))
+
+
+@njit(cache=True, inline="always")
+def _push_links_nb(adj_indptr, adj_indices, src, n_src, mark, out):
+    """The areas ``src[:n_src]`` and their neighbours, each once, into ``out`` and marked in ``mark``
+    (False for all of them on entry); returns their count. The links are symmetric (``data.map._csr``),
+    so these are also the areas that have one of ``src`` as a neighbour (arrays only: inlined)."""
+    n = 0
+    for i in range(n_src):
+        x = src[i]
+        if not mark[x]:
+            mark[x] = True
+            out[n] = x
+            n += 1
+        for e in range(adj_indptr[x], adj_indptr[x + 1]):
+            v = adj_indices[e]
+            if not mark[v]:
+                mark[v] = True
+                out[n] = v
+                n += 1
+    return n
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -985,40 +1006,22 @@ def _order_cache_side_nb(state, m, orders, pol, side, cache):
         for k in range(N_KNOWN):
             for a in range(na):
                 changed[a] |= old[k, a] != known[k, a]
-        # the changed areas' neighbourhoods, pushed along the links (symmetric: data.map._csr) from the few
-        # changed areas into the lists ``near[0]`` (one link) and ``near[1]`` (two), marked in ``near1`` /
-        # ``near2`` (all False between calls: the marks are cleared from the lists at the end)
+        # the changed areas' neighbourhoods, pushed along the links from the few changed areas (listed in
+        # ``near[0]``) into ``near[1]`` (one link) and ``near[2]`` (two), marked in ``near1`` / ``near2`` (all
+        # False between calls: the marks are cleared from the lists at the end)
         ip = m.adj_indptr
         ix = m.adj_indices
-        list1 = cache.near[0]
-        list2 = cache.near[1]
-        n1 = 0
+        list0 = cache.near[0]
+        list1 = cache.near[1]
+        list2 = cache.near[2]
+        n0 = 0
         for x in range(na):
-            if changed[x]:
-                if not near1[x]:
-                    near1[x] = True
-                    list1[n1] = x
-                    n1 += 1
-                for e in range(ip[x], ip[x + 1]):
-                    v = ix[e]
-                    if not near1[v]:
-                        near1[v] = True
-                        list1[n1] = v
-                        n1 += 1
+            list0[n0] = x
+            n0 += changed[x]
+        n1 = _push_links_nb(ip, ix, list0, n0, near1, list1)
         n2 = 0
         if pol.params[side, P_REINFORCE_RISK] > 0.0:  # else p_win reads no neighbour's neighbour
-            for i in range(n1):
-                x = list1[i]
-                if not near2[x]:
-                    near2[x] = True
-                    list2[n2] = x
-                    n2 += 1
-                for e in range(ip[x], ip[x + 1]):
-                    v = ix[e]
-                    if not near2[v]:
-                        near2[v] = True
-                        list2[n2] = v
-                        n2 += 1
+            n2 = _push_links_nb(ip, ix, list1, n1, near2, list2)
         rows_list = list2 if n2 > 0 else list1
         n_rows = n2 if n2 > 0 else n1
         base_done = cache.base_done[side]
