@@ -1372,12 +1372,18 @@ def _between_steps(world, state, orders, rng):
     return fresh
 
 
+def _every_order_row(m):
+    """Every (type, area) ORDER row of the map, legal or not: int64 type and area arrays."""
+    types, areas = np.meshgrid(np.arange(nb.N_ORDER_TYPES), np.arange(m.n_areas))
+    return types.ravel().astype(np.int64), areas.ravel().astype(np.int64)
+
+
 def test_order_scores_carried_from_step_to_step_equal_fresh_ones(world, orules):
     """The game loop keeps each side's ORDER rows and scores from one placement step to its next
     (``OrderFeatureCache.carry``) and forgets those near an area whose inputs changed: its known
-    counts and strengths, control, garrison or its front's initiative; an area's columns within one
-    link, its rows and scores within one link too, or two with a ``reinforce_risk`` (the attack
-    orders' ``p_win`` then reads the neighbours' neighbours). Along random sequences of steps on one
+    counts and strengths, control or garrison (the initiative is no input: the next test); an area's
+    columns within one link, its rows and scores within one link too, or two with a
+    ``reinforce_risk`` (the attack orders' ``p_win`` then reads the neighbours' neighbours). Along random sequences of steps on one
     evolving position per sequence (a few changes between steps; placements, commits and enemy
     markers within each, as in the test above), the carried scores and features equal, bit for bit,
     those of a fresh cache for the same position with the step's commits replayed: at each side's
@@ -1397,7 +1403,7 @@ def test_order_scores_carried_from_step_to_step_equal_fresh_ones(world, orules):
     size = 9 * m.n_areas + 1
     ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
     out, out2 = np.empty(size), np.empty(size)
-    all_t, all_a = (x.ravel().astype(np.int64) for x in np.meshgrid(np.arange(nb.N_ORDER_TYPES), np.arange(m.n_areas)))
+    all_t, all_a = _every_order_row(m)
     n_all = all_t.shape[0]
     decisions = carried = forgotten = 0
     for _ in range(12):
@@ -1463,7 +1469,7 @@ def test_order_scores_do_not_read_the_initiative(world, orules):
     params[:, pnb.P_MARKER_RISK] = 0.5
     params[:, pnb.P_REINFORCE_RISK] = 0.5
     rng = np.random.default_rng(61)
-    all_t, all_a = (x.ravel().astype(np.int64) for x in np.meshgrid(np.arange(nb.N_ORDER_TYPES), np.arange(m.n_areas)))
+    all_t, all_a = _every_order_row(m)
     n_all = all_t.shape[0]
     out = np.empty(n_all)
     uncertain = 0
@@ -1508,7 +1514,7 @@ def test_order_scores_carried_forget_two_links_away_with_a_reinforce_risk(world,
     start.garrison_side[:] = -1
     own = np.flatnonzero(start.block_side == P)[:2]
     enemy = np.flatnonzero(start.block_side == S)[:2]
-    ip, ix, ids = m.adj_indptr, m.adj_indices, m.ids
+    ip, ix, area_ids = m.adj_indptr, m.adj_indices, m.ids
     ot, oa = np.array([nb.MOVE_OUT], np.int64), np.empty(1, np.int64)
     out, out2 = np.empty(1), np.empty(1)
     triples = changed = 0
@@ -1523,7 +1529,7 @@ def test_order_scores_carried_forget_two_links_away_with_a_reinforce_risk(world,
         v, x = paths[0]
         state = start.copy()
         for b, area, sp in ((own[0], a, 3), (own[1], a, 3), (enemy[0], v, 1), (enemy[1], x, 4)):
-            put(state, m, int(b), ids[area], min(sp, int(state.block_max_sp[b])))
+            put(state, m, int(b), area_ids[area], min(sp, int(state.block_max_sp[b])))
         orders = new_order_state(state)
         orders.seen[:] = True
         oa[0] = a
