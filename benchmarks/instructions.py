@@ -20,6 +20,13 @@ not time: a change that saves instructions but stalls on memory would show here 
 LLVM inlines most of the engine into one kernel, so any edit moves the count by a few tenths of a percent
 (benchmarks/README.md "Session 28"). A run of 200 Kiev games took about 30 s per tree once the tree was built
 (session 28).
+
+With ``--branch-sim`` callgrind also simulates a branch predictor (``--branch-sim=yes``: events ``Bc``/``Bcm``
+conditional branches executed / mispredicted, ``Bi``/``Bim`` indirect ones) and the figures per game come with
+the instructions. The simulated predictor is not the processor's (a table of 2-bit counters indexed by the
+branch's address), so it says which way a change moves the mispredictions, not how many the machine has: for a
+change that trades instructions for fewer unpredictable branches (branch-free code) the instruction count alone
+reads the wrong way. Such a run is slower (about 1.5x).
 """
 from __future__ import annotations
 
@@ -67,6 +74,8 @@ with chunk_workers(scenario, polish, soviet, threads=1) as workers:
 """
 
 _TOTALS = re.compile(r"^(?:totals|summary):\s+(\d+)", re.MULTILINE)
+_TOTALS_ALL = re.compile(r"^(?:totals|summary):((?:\s+\d+)+)", re.MULTILINE)
+_EVENTS = re.compile(r"^events:\s+(.+)$", re.MULTILINE)
 
 
 def callgrind_total(text: str) -> int:
@@ -76,6 +85,17 @@ def callgrind_total(text: str) -> int:
     if not found:
         raise click.ClickException("the callgrind output has no 'totals:' or 'summary:' line")
     return int(found[-1])
+
+
+def callgrind_events(text: str) -> dict:
+    """Every event of a callgrind output file's ``totals:`` line (else ``summary:``) by its name in the
+    ``events:`` line (``Ir``, and ``Bc``, ``Bcm``, ``Bi``, ``Bim`` with ``--branch-sim=yes``)."""
+    names = _EVENTS.findall(text)
+    found = _TOTALS_ALL.findall(text)
+    if not names or not found:
+        raise click.ClickException("the callgrind output has no 'events:' line or no 'totals:' / 'summary:' line")
+    values = [int(v) for v in found[-1].split()]
+    return dict(zip(names[-1].split(), values))
 
 
 def build_helper(root: Path) -> Path:
@@ -104,7 +124,8 @@ def _tree_env(tree: Path, cache: Path, cpu: str) -> dict:
     return env
 
 
-def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed) -> dict:
+def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed,
+                 branch_sim: bool = False) -> dict:
     """Compile (natively) and measure (under callgrind) one tree; returns its figures."""
     key = hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:12]
     cache = root / f"cache-{key}-{cpu}"
@@ -120,7 +141,8 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
     if cg_out.exists():
         cg_out.unlink()
     click.echo(f"{tree}: {games} games under callgrind...", err=True)
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={cg_out}",
+    sim = ["--branch-sim=yes"] if branch_sim else []
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", *sim, f"--callgrind-out-file={cg_out}",
                           sys.executable, "-c", RUNNER, *args, "measure"], cwd=tree, env=env, capture_output=True,
                          text=True)
     if out.returncode != 0:
@@ -129,11 +151,20 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
     dumps = sorted(root.glob(f"callgrind-{key}.out*"))
     if not dumps:
         raise click.ClickException(f"{tree}: callgrind wrote no output file")
-    total = max(callgrind_total(p.read_text(errors="replace")) for p in dumps)
+    texts = [p.read_text(errors="replace") for p in dumps]
     for p in dumps:
         p.unlink()
-    return {"tree": str(tree), "instructions": total, "instructions_per_game": total / games,
-            "vp_sum": res["vp_sum"], "steps_sum": res["steps_sum"]}
+    total = max(callgrind_total(t) for t in texts)
+    fig = {"tree": str(tree), "instructions": total, "instructions_per_game": total / games,
+           "vp_sum": res["vp_sum"], "steps_sum": res["steps_sum"]}
+    if branch_sim:
+        ev = max((callgrind_events(t) for t in texts), key=lambda e: e.get("Ir", 0))
+        for name, key in (("Bc", "conditional_branches"), ("Bcm", "conditional_mispredicts"),
+                          ("Bi", "indirect_branches"), ("Bim", "indirect_mispredicts")):
+            if name not in ev:
+                raise click.ClickException(f"{tree}: callgrind's output has no {name} event (--branch-sim=yes)")
+            fig[f"{key}_per_game"] = ev[name] / games
+    return fig
 
 
 @click.command()
@@ -144,20 +175,24 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
               help="NUMBA_CPU_NAME for the measured builds (one valgrind can run: no AVX-512).")
 @click.option("--cache-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where the builds' numba caches and the helper live (default: <tmp>/soe_sim-instructions).")
+@click.option("--branch-sim", is_flag=True, help="Also simulate a branch predictor (mispredictions per game).")
 @click.option("--out", default=None, help="Also write the JSON here.")
-def main(trees, scenario, polish, soviet, games, seed, cpu, cache_root, out):
+def main(trees, scenario, polish, soviet, games, seed, cpu, cache_root, branch_sim, out):
     """Instructions per game of each tree, under callgrind."""
     root = Path(cache_root or Path(tempfile.gettempdir()) / "soe_sim-instructions")
     root.mkdir(parents=True, exist_ok=True)
     helper = build_helper(root)
-    results = [measure_tree(Path(t), root, helper, cpu, scenario, polish, soviet, games, seed)
+    results = [measure_tree(Path(t), root, helper, cpu, scenario, polish, soviet, games, seed, branch_sim)
                for t in (trees or (ROOT,))]
     base = results[0]["instructions"]
     for r in results:
         r["ratio_to_first"] = r["instructions"] / base
+        if branch_sim:
+            r["mispredict_ratio_to_first"] = (r["conditional_mispredicts_per_game"]
+                                              / results[0]["conditional_mispredicts_per_game"])
         r["same_games_as_first"] = (r["vp_sum"], r["steps_sum"]) == (results[0]["vp_sum"], results[0]["steps_sum"])
     emit_json({"benchmark": "instructions", "scenario": scenario, "polish": polish, "soviet": soviet,
-               "games": games, "seed": seed, "cpu": cpu, "trees": results}, out)
+               "games": games, "seed": seed, "cpu": cpu, "branch_sim": branch_sim, "trees": results}, out)
 
 
 if __name__ == "__main__":

@@ -41,3 +41,19 @@ def test_emit_json_adds_the_host_and_writes_the_same_text(tmp_path, capsys):
 def test_emit_json_keeps_a_host_the_script_gave(capsys):
     _output.emit_json({"host": {"cpu_model": "given"}}, None)
     assert json.loads(capsys.readouterr().out) == {"host": {"cpu_model": "given"}}
+
+
+def test_instructions_reads_the_branch_events_of_a_callgrind_output():
+    """benchmarks/instructions.py --branch-sim: the totals line's events by the names of the events line."""
+    import click
+    import pytest
+
+    import instructions  # benchmarks/instructions.py
+
+    text = ("version: 1\ncmd: python\nevents: Ir Bc Bcm Bi Bim\nfn=(1) f\n3 10 2 1 0 0\n"
+            "totals: 1200 300 41 7 2\n")
+    assert instructions.callgrind_events(text) == {"Ir": 1200, "Bc": 300, "Bcm": 41, "Bi": 7, "Bim": 2}
+    assert instructions.callgrind_total(text) == 1200
+    assert instructions.callgrind_events("events: Ir\nsummary: 99\n") == {"Ir": 99}
+    with pytest.raises(click.ClickException, match="events"):
+        instructions.callgrind_events("totals: 5\n")
