@@ -62,7 +62,6 @@ play_game_policies_nb   stacking_nb                         stacking (SoE 7.33)
 play_game_policies_nb   control_nb                          control (SoE 7.8)
 place_orders_nb         placement_tables_nb                 order placement / placement tables
 place_orders_nb         legal_orders_from_tables_nb         order placement / ORDER listing
-place_orders_nb         filter_orders_nb                    order placement / closed areas filter
 place_orders_nb         order_scores_cached_nb              order placement / scripted ORDER scores
 place_orders_nb         decide_scores_nb                    order placement / scripted choice
 place_orders_nb         fill_order_features_cached_nb       order placement / ORDER features (other policies)

@@ -574,19 +574,6 @@ def test_inactive_neutral_blocks_do_not_cut_supply():
     assert tried > 0 and differ > 0
 
 
-def test_filter_orders_drops_move_to_a_closed_area():
-    otype = np.array([int(OrderType.MOVE_TO), int(OrderType.MOVE_OUT), int(OrderType.FORCED_MARCH_TO),
-                      int(OrderType.RECON), onb.NO_ORDER], np.int64)
-    oarea = np.array([3, 3, 3, 3, -1], np.int64)
-    closed = np.zeros(10, bool)
-    closed[3] = True
-    k = nb.filter_orders_nb(closed, 5, otype, oarea)
-    assert k == 3 and list(otype[:3]) == [int(OrderType.MOVE_OUT), int(OrderType.RECON), onb.NO_ORDER]
-    closed[3] = False  # no closed area (the common case: the rows are left as they are)
-    otype[:] = int(OrderType.MOVE_TO)
-    assert nb.filter_orders_nb(closed, 5, otype, oarea) == 5 and list(otype) == [int(OrderType.MOVE_TO)] * 5
-
-
 def _ends(ev):
     """The events of every move, rail transport, retreat, withdrawal, pull-back and advance
     (``area2`` = the area reached)."""

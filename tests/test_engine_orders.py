@@ -797,6 +797,50 @@ def random_position(world, rng):
     return state, orders
 
 
+def _known_areas_oracle(state, orders, side, omniscient, unknown_sp):
+    """What ``side`` knows per area, block by block (the policies' hidden information): own blocks and SP,
+    enemy blocks, their SP where seen (or all with ``omniscient``) and ``unknown_sp`` for each unseen one,
+    the unseen ones, an enemy garrison as 1 SP."""
+    rows = np.zeros((5, state.control.shape[0]))
+    own_n, own_sp, en_n, en_sp, unseen = rows
+    for b in range(state.n_blocks):
+        a = int(state.block_area[b])
+        if state.block_status[b] != STATUS.ON_MAP or a < 0:
+            continue
+        if state.block_side[b] == side:
+            own_n[a] += 1
+            own_sp[a] += float(state.block_sp[b])
+        else:
+            en_n[a] += 1
+            if omniscient or orders.seen[side, b]:
+                en_sp[a] += float(state.block_sp[b])
+            else:
+                en_sp[a] += unknown_sp
+                unseen[a] += 1
+    for a in range(state.control.shape[0]):
+        if state.garrison_side[a] == 1 - side:
+            en_sp[a] += 1.0
+    return rows
+
+
+def test_known_areas_equal_their_oracle_to_the_last_bit(world):
+    """The per-area knowledge of the scripted policies (known_areas_nb) equals the block-by-block oracle
+    exactly (the same sums in the same order: a fractional ``unknown_sp`` shows an order change) on random
+    positions, random seen blocks, both sides, limited and omniscient."""
+    rng = np.random.default_rng(35)
+    params = np.zeros(pnb.N_PARAMS)
+    for _ in range(60):
+        state, orders = random_position(world, rng)
+        orders.seen[:] = rng.random(orders.seen.shape) < 0.5
+        params[pnb.P_UNKNOWN_SP] = float(rng.choice([2.0, 2.3, 0.7]))
+        params[pnb.P_OMNISCIENT] = float(rng.random() < 0.25)
+        for side in (0, 1):
+            rows = np.full((5, state.control.shape[0]), np.nan)
+            pnb.known_areas_nb(state, orders, side, params, *(rows[q] for q in range(5)))
+            want = _known_areas_oracle(state, orders, side, params[pnb.P_OMNISCIENT] > 0.5, params[pnb.P_UNKNOWN_SP])
+            np.testing.assert_array_equal(rows, want)
+
+
 def test_legal_moves_match_oracle(world, orules):
     m = world[0]
     rng = np.random.default_rng(20240607)
@@ -1148,6 +1192,52 @@ def test_placement_on_area_sets_lists_the_rows_of_the_link_list_search(world, or
                     j = real[int(rng.integers(len(real)))]
                     nb.place_order_nb(state, orders, s, f, ot[j], oa[j])
     assert compared > 200
+
+
+def _closed_filter(closed, k, ot, oa):
+    """G15, G16 read as a filter of the full listing (the game loop's way until session 35): the rows
+    ``(type, area)`` left once the Move To / Forced March To rows aimed at a closed area are dropped."""
+    moves = (int(nb.MOVE_TO), int(nb.FORCED_MARCH_TO))
+    return [(int(ot[j]), int(oa[j])) for j in range(k) if not (oa[j] >= 0 and closed[oa[j]] and ot[j] in moves)]
+
+
+def test_order_rows_of_closed_areas_left_out_as_by_a_filter_of_the_full_listing(world, orules):
+    """G15, G16: the ORDER rows listed with a side's closed areas (``closed_row``) are the full listing
+    without its Move To / Forced March To rows into those areas — the pass row included, which the full
+    listing decides (also when the closed areas take every other row) — on random positions, random
+    closed areas, random orders placed, both sides, every front."""
+    m = world[0]
+    rng = np.random.default_rng(21)
+    size = 9 * m.n_areas + 1
+    ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
+    ot2, oa2 = np.empty(size, np.int64), np.empty(size, np.int64)
+    dropped = 0
+    pass_only = 0
+    for it in range(24):
+        state, _ = random_position(world, rng)
+        orders = new_order_state(state)
+        if it % 3 == 0:  # only Move To / Forced March To left in the pools: closed areas can take every row
+            for t in range(nb.N_ORDER_TYPES):
+                if t not in (nb.MOVE_TO, nb.FORCED_MARCH_TO):
+                    orders.pool_used[:, t] = orules.pool[t]
+        tabs = nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0], orders.order_type.shape[0])
+        for s in (0, 1):
+            nb.placement_tables_nb(state, m.arrays, orules, s, tabs)
+            for f in (0, 1):
+                for _ in range(4):
+                    closed = rng.random(m.n_areas) < rng.choice([0.0, 0.3, 1.0])
+                    k = nb.legal_orders_from_tables_nb(orders, m.arrays, orules, s, f, 4, tabs, ot, oa)
+                    k2 = nb.legal_orders_from_tables_nb(orders, m.arrays, orules, s, f, 4, tabs, ot2, oa2, closed)
+                    got = [(int(t), int(a)) for t, a in zip(ot2[:k2], oa2[:k2])]
+                    assert got == _closed_filter(closed, k, ot, oa), (it, s, f)
+                    dropped += k - k2
+                    pass_only += k > 1 and got == [(int(nb.NO_ORDER), -1)]
+                    real = [j for j in range(k2) if ot2[j] != nb.NO_ORDER]
+                    if not real:
+                        break
+                    j = real[int(rng.integers(len(real)))]
+                    nb.place_order_nb(state, orders, s, f, ot2[j], oa2[j])
+    assert dropped > 200 and pass_only > 0
 
 
 def test_moves_on_area_sets_list_the_rows_of_the_link_list_search(world, orules):

@@ -623,6 +623,10 @@ def log_diff_nb(state, log, ctr, cause, snap_status, snap_area, snap_sp, snap_ga
         s1 = state.block_status[b]
         a0 = snap_area[b]
         a1 = state.block_area[b]
+        # most blocks are as in the snapshot: one test, taken almost always, instead of the branches below
+        # (non-short-circuit ``&``); such a block logs nothing and marks no tracker
+        if (s0 == s1) & (a0 == a1) & (state.block_sp[b] == snap_sp[b]) & (s1 != STATUS.ELIMINATED_PERMANENT):
+            continue
         side = state.block_side[b]
         on0 = s0 == STATUS.ON_MAP
         on1 = s1 == STATUS.ON_MAP
@@ -841,33 +845,6 @@ def update_access_nb(state, cfg, ew):
         base = cfg.nation_supply_base[nat]
         if base >= 0 and ew.active[nat]:  # EatS II.3: "Kaunas ... is a supply base for Soviet units" (G16)
             state.supply_base[base] = cfg.nation_supply_side[nat]
-
-
-@njit(cache=True, _nrt=False, internal=True)
-def any_closed_nb(closed_row):
-    """Is any area closed to the side (``closed_row``, a row of ``ew.closed``)? Most scenarios close
-    none: :func:`place_orders_nb` then skips :func:`filter_orders_nb` for the whole placement step."""
-    closed_any = False
-    for a in range(closed_row.shape[0]):
-        closed_any |= closed_row[a]
-    return closed_any
-
-
-@njit(cache=True, _nrt=False)
-def filter_orders_nb(closed_row, n, otype, oarea):
-    """G15, G16: drop the Move To / Forced March To rows of ``legal_orders_nb`` aimed at an area the
-    side's blocks may not enter (``closed_row``: no block could execute them, O2). Returns the new
-    row count."""
-    j = 0
-    for i in range(n):
-        a = oarea[i]
-        t = otype[i]
-        if a >= 0 and closed_row[a] and (t == onb.MOVE_TO or t == onb.FORCED_MARCH_TO):
-            continue
-        otype[j] = t
-        oarea[j] = a
-        j += 1
-    return j
 
 
 @njit(cache=True, _nrt=False)
@@ -1128,9 +1105,6 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
     tabs_ok0 = False
     tabs_ok1 = False
     ofc.valid[:] = False
-    # G15, G16: the areas closed to a side do not change while markers are placed (read once a step)
-    closed0 = any_closed_nb(ew.closed[0])
-    closed1 = any_closed_nb(ew.closed[1])
     for f in range(cfg.card_fronts):
         s = _first_side_nb(state, orules, policies, rng_policy, ctr, cfg, f, log, 0)
         done0 = False
@@ -1156,7 +1130,8 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                         if hid:
                             unhide_nb(state, ew.hidden)
                         tabs_ok0 = True
-                    n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, ptabs0, otype, oarea)
+                    n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, ptabs0, otype, oarea,
+                                                        ew.closed[0])
                 else:
                     if not tabs_ok1:
                         hid = hide_inactive_nb(state, ew.active, s, ew.hidden)
@@ -1164,9 +1139,8 @@ def place_orders_nb(state, orders, m, orules, cfg, ew, policies, rng_policy, log
                         if hid:
                             unhide_nb(state, ew.hidden)
                         tabs_ok1 = True
-                    n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, ptabs1, otype, oarea)
-                if closed0 if s == 0 else closed1:
-                    n = filter_orders_nb(ew.closed[s], n, otype, oarea)  # G15, G16
+                    n = onb.legal_orders_from_tables_nb(orders, m, orules, s, f, allowed, ptabs1, otype, oarea,
+                                                        ew.closed[1])
             placed = False
             if n > 0:
                 if n > 1 and pnb.is_scripted_nb(policies, s):  # the scores of the rows, cached per row

@@ -34,6 +34,7 @@ from soe_sim.data.enums import ARM, LINK, UnitClass
 from soe_sim.data.map import BITSET_WORDS
 from soe_sim.engine.nb import (
     UNREACHED,
+    _lowest_bit_nb,
     area_set_nb,
     distances_across_nb,
     enemy_presence_nb,
@@ -425,7 +426,8 @@ class PlacementTables(NamedTuple):
     areas holding them (``frow``, ``fareas``, ``meta[M_NF]``), movement distances ``dist_r`` /
     ``reach_r`` / ``reach_k`` from those areas, ``has_dest``, ``has_rail`` and the Recon distances
     ``recon_d``, and the areas of each front in index order (``front_areas[front_ptr[f]:front_ptr[f +
-    1]]``: the rows of a front are listed from them), and on a map with area sets
+    1]]``: the rows of a front are listed from them) and the areas among them where a Recon may go
+    (``recon_areas[recon_ptr[f]:recon_ptr[f + 1]]``: within range, enterable), and on a map with area sets
     (``MapArrays.adj_bits``) with no link closed to the side (``meta[M_SETS]``) ``reach_bits[r, d]``
     the areas within ``d`` links of row ``r``'s area (``d`` up to ``REACH_SET_DEPTH``; ``cap_bits``
     scratch). The game loop computes it once per side per
@@ -471,6 +473,8 @@ class PlacementTables(NamedTuple):
     row_allow: np.ndarray
     front_areas: np.ndarray
     front_ptr: np.ndarray
+    recon_areas: np.ndarray
+    recon_ptr: np.ndarray
     reach_bits: np.ndarray
     cap_bits: np.ndarray
 
@@ -501,6 +505,7 @@ def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
         np.full(nbk, -1, dtype=np.int64), np.full(order_capacity + 1, -1, dtype=np.int64),
         np.zeros(order_capacity + 1, dtype=np.bool_), np.zeros((N_ORDER_TYPES, n), dtype=np.int32),
         np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros((max(n, 1), 2), dtype=np.int64),
+        np.zeros(n, dtype=np.int64), np.zeros(n + 2, dtype=np.int64),
         np.zeros(n, dtype=np.int64), np.zeros(n + 2, dtype=np.int64),
         np.zeros((n, REACH_SET_DEPTH + 1, BITSET_WORDS), dtype=np.uint64), np.zeros((2, BITSET_WORDS), dtype=np.uint64))
 
@@ -666,6 +671,18 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
                     recon_d[v] = recon_d[u] + 1
                     queue[tail] = v
                     tail += 1
+    # the areas of each front where a Recon may go, in the order of front_areas (their Recon rows, whichever
+    # are not closed when the rows are listed)
+    recon_ptr = tabs.recon_ptr
+    k = 0
+    for f in range(front_ptr.shape[0] - 1):
+        recon_ptr[f] = k
+        for q in range(front_ptr[f], front_ptr[f + 1]):
+            i = tabs.front_areas[q]
+            if recon_d[i] != UNREACHED and recon_d[i] <= orules.recon_range and enterable_nb(el, side, i):
+                tabs.recon_areas[k] = i
+                k += 1
+    recon_ptr[front_ptr.shape[0] - 1] = k
 
     # own-area capabilities per block (see _cap_nb)
     for q in range(nbs):
@@ -685,9 +702,14 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
 
 
 @njit(cache=True, _nrt=False)
-def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_allowed, tabs, out_type, out_area):
+def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_allowed, tabs, out_type, out_area,
+                                closed_row=None):
     """The rows of :func:`legal_orders_nb` from ``tabs`` (:class:`PlacementTables` of ``side``, static
-    part filled by :func:`placement_tables_nb` on the current position)."""
+    part filled by :func:`placement_tables_nb` on the current position).
+
+    ``closed_row`` (bool (n_areas,), optional): areas closed to the side (G15, G16; a row of the game
+    loop's ``EventWork.closed``). Their Move To / Forced March To rows are left out, as if removed from the
+    full listing: the pass row and the ``out_type.shape[0]`` cap depend on the rows before that removal."""
     n = map_arrays.front.shape[0]
     # EatS VI (reading V1): ``free_recon_per_front`` Recon-only slots on top of ``orders_allowed``,
     # filled by the side's Recons first (SoE: none, the Recon is one of the orders).
@@ -696,7 +718,6 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     if ((general_used >= orders_allowed and free_used >= orules.free_recon_per_front)
             or orders.n_orders[0] >= orders.order_type.shape[0]):
         return 0
-    el = map_arrays.eastern_link
     fr = map_arrays.front
     nbk = tabs.b_area.shape[0]
     n_ord = orders.n_orders[0]
@@ -709,7 +730,6 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     dist_r = tabs.dist_r
     reach_r = tabs.reach_r
     reach_k = tabs.reach_k
-    recon_d = tabs.recon_d
 
     # matching of the orders already placed (each keeps its own executing block, O2). The slots are
     # matched one by one in order id order, so the matching of a list of slots is that of its first
@@ -854,24 +874,22 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     remaining = orders_allowed - general_used
     recon_only = (owed > 0 and remaining <= owed) or remaining <= 0  # remaining <= 0: a free Recon slot only
     k = 0
+    k_all = 0  # k and the Move To / Forced March To rows of closed areas (closed_row) left out
     n_recon = 0
     cap = out_type.shape[0]
     # Recon rows first, then the other types (skipped when only Recon is allowed: after a Recon row,
     # or whatever the Recon rows when only a free Recon slot is left)
-    if orders.pool_used[side, RECON] < orules.pool[RECON]:
-        for q in range(fa.shape[0]):
-            i = fa[q]
+    if orders.pool_used[side, RECON] < orules.pool[RECON] and 0 <= front < n:
+        for q in range(tabs.recon_ptr[front], tabs.recon_ptr[front + 1]):
+            i = tabs.recon_areas[q]
             if ((closed[i] >> RECON) & 1) != 0:
-                continue
-            if recon_d[i] == UNREACHED or recon_d[i] > orules.recon_range:
-                continue
-            if not enterable_nb(el, side, i):
                 continue
             n_recon += 1
             if k < cap:
                 out_type[k] = RECON
                 out_area[k] = i
                 k += 1
+                k_all += 1
     # SoE 7.2 "one of which must always be a Recon" (O1): slots owed to Recon take nothing else, even when no
     # Recon can be placed (the side then stops placing on this front)
     if not recon_only:
@@ -889,15 +907,19 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
                     c |= bit_mt
                 if (cap_bits[1, w] & bit) != np.uint64(0):
                     c |= bit_fmt
-            mm = c & pool_mask & ~closed[i]
-            if mm == 0:
-                continue
-            for t in range(N_ORDER_TYPES):
-                if ((mm >> t) & 1) != 0 and k < cap:
-                    out_type[k] = t
+            mm = np.uint64(c & pool_mask & ~closed[i])
+            gone = np.uint64(0)  # G15, G16: the bits of the rows left out
+            if closed_row is not None and closed_row[i]:
+                gone = mm & np.uint64(bit_mt | bit_fmt)
+            while mm != np.uint64(0) and k_all < cap:  # the types of the set bits, ascending
+                low = mm & (np.uint64(0) - mm)
+                if (low & gone) == np.uint64(0):
+                    out_type[k] = _lowest_bit_nb(mm)
                     out_area[k] = i
                     k += 1
-    if k > 0 and (owed <= 0 or n_recon == 0) and k < out_type.shape[0]:
+                k_all += 1
+                mm &= mm - np.uint64(1)
+    if k_all > 0 and (owed <= 0 or n_recon == 0) and k_all < out_type.shape[0]:
         out_type[k] = NO_ORDER
         out_area[k] = -1
         k += 1
