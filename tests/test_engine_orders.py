@@ -1341,6 +1341,102 @@ def test_order_rows_with_the_matching_kept_across_a_placement_step_equal_fresh_o
     assert steps == 640 and extended > 150 and removed > 30, (extended, removed)
 
 
+def _able(tabs, t, a, b):
+    """Could block ``b`` execute an order of type ``t`` on area ``a``, from the placement tables (SoE 7.2:
+    Move To / Forced March To within its allowance, the other types on its own area by its mask)."""
+    if t in (T.MOVE_TO, T.FORCED_MARCH_TO):
+        d = int(tabs.dist_r[tabs.b_row[b], a])
+        return 0 < d <= int(tabs.b_allow[b, 1 if t == T.FORCED_MARCH_TO else 0])
+    return int(tabs.b_area[b]) == a and (int(tabs.b_mask[b]) >> int(t)) & 1 == 1
+
+
+def _order_rows_oracle(orders, m, orules, side, front, allowed, tabs):
+    """The non-Recon ORDER rows of ``side`` on ``front`` by their definition (SoE 7.2, reading O2): the pool
+    and the per-area limit allow the type, and the orders placed (Recon apart) with the new one can each
+    have a block of their own — a maximum bipartite matching (Kuhn's augmenting paths) grows by one."""
+    blocks = [int(b) for b in tabs.blocks[:int(tabs.meta[nb.M_NBS])]]
+    placed = [(int(orders.order_type[o]), int(orders.order_area[o])) for o in range(orders.n)
+              if orders.order_side[o] == side and orders.order_status[o] == OrderStatus.PLACED
+              and orders.order_type[o] != T.RECON]
+
+    def augment(slots, owner, i, seen):
+        t, a = slots[i]
+        for b in blocks:
+            if b not in seen and _able(tabs, t, a, b):
+                seen.add(b)
+                if b not in owner or augment(slots, owner, owner[b], seen):
+                    owner[b] = i
+                    return True
+        return False
+
+    owner = {}
+    for i in range(len(placed)):
+        augment(placed, owner, i, set())
+    free_used = min(int(orders.recon_placed[side, front]), orules.free_recon_per_front)
+    general_used = int(orders.placed[side, front]) - free_used
+    owed = orules.mandatory_recon - int(orders.recon_placed[side, front])
+    remaining = allowed - general_used
+    if (owed > 0 and remaining <= owed) or remaining <= 0:
+        return set()
+    same = {}
+    for o in range(orders.n):
+        if orders.order_side[o] == side and orders.order_status[o] != OrderStatus.REMOVED:
+            key = (int(orders.order_type[o]), int(orders.order_area[o]))
+            same[key] = same.get(key, 0) + 1
+    rows = set()
+    for a in np.flatnonzero(m.front == front).tolist():
+        for t in range(9):
+            if t == T.RECON or orders.pool_used[side, t] >= orules.pool[t]:
+                continue
+            if same.get((t, a), 0) >= orules.max_same_type_per_area:
+                continue
+            if orules.withdraw_excludes_defend and (
+                    (t == T.WITHDRAW and same.get((int(T.DEFEND), a), 0) > 0)
+                    or (t == T.DEFEND and same.get((int(T.WITHDRAW), a), 0) > 0)):
+                continue
+            if augment(placed + [(t, a)], dict(owner), len(placed), set()):
+                rows.add((t, a))
+    return rows
+
+
+def test_order_rows_equal_their_matching_oracle(world, orules):
+    """Every non-Recon ORDER row of ``legal_orders_from_tables_nb`` (its incremental matching, the slots that
+    can hand their block over, the per-row allowances and masks of the blocks left free) is one whose
+    order, with those already placed, can each have a block of their own, and every such order is a row:
+    random placement sequences on random positions, compared with ``_order_rows_oracle`` at every step,
+    many of them with a placed order that holds a block it cannot hand over, and with links closed to the side
+    (the rows' reach walked instead of read from area sets)."""
+    m = world[0]
+    rng = np.random.default_rng(37)
+    size = 9 * m.n_areas + 1
+    ot, oa = np.empty(size, np.int64), np.empty(size, np.int64)
+    steps = held = walked = 0
+    for position in range(16):
+        state, _ = random_position(world, rng)
+        if position % 2 == 0:
+            state.block_prev_area[:] = -1  # else the earlier moves close links: the rows are walked (M_SETS 0)
+        orders = new_order_state(state)
+        tables = []
+        for s in (0, 1):
+            tables.append(nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0],
+                                                     orders.order_type.shape[0]))
+            nb.placement_tables_nb(state, m.arrays, orules, s, tables[s])
+        for _step in range(12):
+            s, f = int(rng.integers(2)), int(rng.integers(2))
+            allowed = 6
+            k = nb.legal_orders_from_tables_nb(orders, m.arrays, orules, s, f, allowed, tables[s], ot, oa)
+            rows = {(int(t), int(a)) for t, a in zip(ot[:k], oa[:k]) if t not in (T.RECON, nb.NO_ORDER)}
+            assert rows == _order_rows_oracle(orders, m, orules, s, f, allowed, tables[s])
+            ns = int(tables[s].meta[nb.M_MATCHED])
+            held += any(tables[s].match_slot[o] >= 0 and not tables[s].movable_slot[o] for o in range(ns))
+            walked += int(tables[s].meta[nb.M_SETS]) == 0
+            steps += 1
+            if k > 0:
+                j = int(rng.integers(k))
+                nb.place_order_nb(state, orders, s, f, int(ot[j]), int(oa[j]))
+    assert steps == 192 and held > 40 and walked > 20, (held, walked)
+
+
 def _fresh_cache(state, orders, m, pset, side, commits):
     """A new ``OrderFeatureCache`` with ``side``'s part started on the position and ``commits`` (the
     side's placed (type, area), in order) replayed: what a cache kept along the step should equal."""

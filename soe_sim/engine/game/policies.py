@@ -435,9 +435,8 @@ def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, 
             else:
                 en_sp[a] += usp
                 unseen[a] += 1
-    for a in range(state.garrison_side.shape[0]):
-        if state.garrison_side[a] == 1 - side:
-            en_sp[a] += 1.0
+    for a in range(state.garrison_side.shape[0]):  # a select, not a branch: x + 0.0 is x (en_sp >= +0)
+        en_sp[a] += 1.0 if state.garrison_side[a] == 1 - side else 0.0
 
 
 @njit(cache=True, _nrt=False, internal=True)
