@@ -136,7 +136,8 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
     if out.returncode != 0:
         raise click.ClickException(f"{tree}: the warm-up failed:\n{out.stderr[-2000:]}")
     tree_child_result(tree, out.stdout)
-    cg_out = root / f"callgrind-{key}.out"
+    # the run's own file (the process id in its name): two runs on one tree at a time must not read each other's
+    cg_out = root / f"callgrind-{key}-{os.getpid()}.out"
     if cg_out.exists():
         cg_out.unlink()
     click.echo(f"{tree}: {games} games under callgrind...", err=True)
@@ -147,13 +148,15 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
     if out.returncode != 0:
         raise click.ClickException(f"{tree}: the run under valgrind failed:\n{out.stderr[-2000:]}")
     res = tree_child_result(tree, out.stdout)
-    dumps = sorted(root.glob(f"callgrind-{key}.out*"))
+    dumps = sorted(root.glob(f"callgrind-{key}-{os.getpid()}.out*"))
     if not dumps:
         raise click.ClickException(f"{tree}: callgrind wrote no output file")
     texts = [p.read_text(errors="replace") for p in dumps]
     for p in dumps:
         p.unlink()
     total = max(callgrind_total(t) for t in texts)
+    if total <= 0:
+        raise click.ClickException(f"{tree}: callgrind counted no instruction (was the instrumentation switched on?)")
     fig = {"tree": str(tree), "instructions": total, "instructions_per_game": total / games,
            "vp_sum": res["vp_sum"], "steps_sum": res["steps_sum"]}
     if branch_sim:
