@@ -1303,6 +1303,16 @@ def test_placement_tables_reused_across_positions_equal_fresh_ones(world, orules
     assert compared > 40
 
 
+def _both_sides_tables(state, orders, m, orules):
+    """Each side's ``PlacementTables`` of the position, as the game loop computes them once per placement step."""
+    tables = []
+    for s in (0, 1):
+        tables.append(nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0],
+                                                 orders.order_type.shape[0]))
+        nb.placement_tables_nb(state, m.arrays, orules, s, tables[s])
+    return tables
+
+
 def test_order_rows_with_the_matching_kept_across_a_placement_step_equal_fresh_ones(world, orules):
     """``legal_orders_from_tables_nb`` extends the matching of its last call on the same tables by the
     orders placed since (``meta[M_MATCHED]``). Along random placement sequences (both sides, both
@@ -1319,11 +1329,7 @@ def test_order_rows_with_the_matching_kept_across_a_placement_step_equal_fresh_o
         state, _ = random_position(world, rng)
         state.block_prev_area[:] = -1
         orders = new_order_state(state)
-        tables = []
-        for s in (0, 1):
-            tables.append(nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0],
-                                                     orders.order_type.shape[0]))
-            nb.placement_tables_nb(state, m.arrays, orules, s, tables[s])
+        tables = _both_sides_tables(state, orders, m, orules)
         for _step in range(16):
             s, f = int(rng.integers(2)), int(rng.integers(2))
             if orders.n > 0 and rng.random() < 0.1:
@@ -1416,11 +1422,7 @@ def test_order_rows_equal_their_matching_oracle(world, orules):
         if position % 2 == 0:
             state.block_prev_area[:] = -1  # else the earlier moves close links: the rows are walked (M_SETS 0)
         orders = new_order_state(state)
-        tables = []
-        for s in (0, 1):
-            tables.append(nb.new_placement_tables_nb(state.n_blocks, m.n_areas, m.adj_indices.shape[0],
-                                                     orders.order_type.shape[0]))
-            nb.placement_tables_nb(state, m.arrays, orules, s, tables[s])
+        tables = _both_sides_tables(state, orders, m, orules)
         for _step in range(12):
             s, f = int(rng.integers(2)), int(rng.integers(2))
             allowed = 6
