@@ -19,7 +19,9 @@ LLVM inlines still count here: these are calls in the source, not in the machine
 (``per_game``), those with a choice (``with_choice_per_game``: more than one option) and their mean number
 of options (``mean_options``): the calls of ``decide_nb`` and, for a scripted side's ORDER decisions, of the
 kernel that chooses from already known scores, counted by wrapping them (the interpreted loop looks them up
-at each call).
+at each call). ``order_listing`` sums, over the ORDER listings that offer rows, what the listing works on: the
+side's blocks and distance rows, the listings where a placed order holds a block it cannot hand over and how many
+such blocks, the front's areas and those with a capability (the areas its rows come from), and the rows.
 """
 from __future__ import annotations
 
@@ -67,8 +69,36 @@ def _count(scenario: str, polish: str, soviet: str, games: int, seed: int, rules
         count(Decision.ORDER, n)
         return decide_scores(policies, side, n, *rest)
 
+    # the ORDER listing (orders.nb.legal_orders_from_tables_nb, called through its module): what a decision
+    # works on — the side's blocks and distance rows, the slots holding a block they cannot hand over (their
+    # rows are computed again), the front's areas and those with a capability (the areas the rows come from)
+    from soe_sim.engine.orders import nb as onb
+
+    listing = dict.fromkeys(("decisions", "blocks", "distance_rows", "with_held_block", "held_blocks",
+                             "front_areas", "areas_with_capability", "rows"), 0)
+    list_orders = onb.legal_orders_from_tables_nb
+
+    def counted_listing(orders, m, orules, side, front, allowed, tabs, out_type, out_area, closed_row=None):
+        k = list_orders(orders, m, orules, side, front, allowed, tabs, out_type, out_area, closed_row)
+        if k > 0:
+            held = sum(1 for o in range(int(tabs.meta[onb.M_MATCHED]))
+                       if tabs.match_slot[o] >= 0 and not tabs.movable_slot[o])
+            areas = [int(a) for a in tabs.front_areas[tabs.front_ptr[front]:tabs.front_ptr[front + 1]]]
+            reach = [int(w) for w in tabs.cap_bits[0] | tabs.cap_bits[1]]
+            listing["decisions"] += 1
+            listing["blocks"] += int(tabs.meta[onb.M_NBS])
+            listing["distance_rows"] += int(tabs.meta[onb.M_NF])
+            listing["with_held_block"] += held > 0
+            listing["held_blocks"] += held
+            listing["front_areas"] += len(areas)
+            listing["areas_with_capability"] += sum(1 for a in areas
+                                                    if tabs.cap_mask[a] != 0 or (reach[a >> 6] >> (a & 63)) & 1)
+            listing["rows"] += k
+        return k
+
     nb.decide_nb = counted_decide
     setattr(nb, scores_name, counted_decide_scores)
+    onb.legal_orders_from_tables_nb = counted_listing
     profile = cProfile.Profile()
     start = time.perf_counter()
     profile.enable()
@@ -77,6 +107,7 @@ def _count(scenario: str, polish: str, soviet: str, games: int, seed: int, rules
     profile.disable()
     for name, fn in originals.items():
         setattr(nb, name, fn)
+    onb.legal_orders_from_tables_nb = list_orders
     elapsed = time.perf_counter() - start
     stats = pstats.Stats(profile).stats
     kernels = []
@@ -107,6 +138,7 @@ def _count(scenario: str, polish: str, soviet: str, games: int, seed: int, rules
                                          "with_choice_per_game": round(c[1] / games, 2),
                                          "mean_options": round(c[2] / c[1], 2) if c[1] else 0.0}
                       for k, c in sorted(asked.items(), key=lambda kv: -kv[1][0])},
+        "order_listing": listing,
         "kernels": kernels[:top] if top else kernels,
         "callers": caller_table,
     }

@@ -1391,7 +1391,7 @@ def _order_rows_oracle(orders, m, orules, side, front, allowed, tabs):
             same[key] = same.get(key, 0) + 1
     rows = set()
     for a in np.flatnonzero(m.front == front).tolist():
-        for t in range(9):
+        for t in range(nb.N_ORDER_TYPES):
             if t == T.RECON or orders.pool_used[side, t] >= orules.pool[t]:
                 continue
             if same.get((t, a), 0) >= orules.max_same_type_per_area:

@@ -875,8 +875,8 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
     # Move To / Forced March To: one pass over each distance row with the largest allowance of such
     # blocks in its area (``row_allow``) instead of one pass per block. The blocks counted are those free
     # or held by a slot that can hand them over: each row takes its whole-row values (placement_tables_nb)
-    # unless a slot that cannot hand its block over holds one of its blocks (1.8 such slots a decision
-    # in Kiev, at 79 % of the decisions): that row is computed again from its blocks.
+    # unless a slot that cannot hand its block over holds one of its blocks (1.8 such slots a listing
+    # in Kiev, at 79 % of the listings; count_calls.py): that row is computed again from its blocks.
     nf = tabs.meta[M_NF]
     row_allow = tabs.row_allow
     row_mask = tabs.row_mask
@@ -978,8 +978,8 @@ def legal_orders_from_tables_nb(orders, map_arrays, orules, side, front, orders_
         for t in range(N_ORDER_TYPES):
             if t != RECON and orders.pool_used[side, t] < orules.pool[t]:
                 pool_mask |= np.int64(1) << t
-        # the front's areas in index order; on a map with area sets only those that may have rows (of
-        # ~83 front areas a decision, ~50 in Kiev): the others have none
+        # the front's areas in index order; on a map with area sets only those that may have rows (49.6 of
+        # 82.8 front areas a listing in Kiev, count_calls.py): the others have none
         areas = fa
         if use_sets_nb(map_arrays) and 0 <= front < n:
             nc = 0
