@@ -27,6 +27,14 @@ the instructions. The simulated predictor is not the processor's (a table of 2-b
 branch's address), so it says which way a change moves the mispredictions, not how many the machine has: for a
 change that trades instructions for fewer unpredictable branches (branch-free code) the instruction count alone
 reads the wrong way.
+
+With ``--cache-sim`` callgrind also simulates a two-level data and instruction cache (``--cache-sim=yes``, its
+geometry fixed by ``--d1`` / ``--ll`` so that it does not depend on the host: by default a 32 KiB first level and a
+512 KiB last level, the size of one core's L2 on the EPYC hosts of benchmarks/README.md): events ``Dr`` / ``Dw``
+data reads / writes, ``D1mr`` / ``D1mw`` their first-level misses, ``DLmr`` / ``DLmw`` their last-level misses (and
+``I1mr`` / ``ILmr`` for instructions), reported per game. Like the branch predictor it is a model (LRU, no
+prefetcher, no L3): it shows which way a change moves the misses — for a change of data layout, which the
+instruction count does not see — not how long they take.
 """
 from __future__ import annotations
 
@@ -123,8 +131,49 @@ def _tree_env(tree: Path, cache: Path, cpu: str) -> dict:
     return env
 
 
+CACHE_EVENTS = (("Dr", "data_reads"), ("Dw", "data_writes"), ("D1mr", "d1_read_misses"),
+                ("D1mw", "d1_write_misses"), ("DLmr", "ll_read_misses"), ("DLmw", "ll_write_misses"),
+                ("I1mr", "i1_misses"), ("ILmr", "il_misses"))
+BRANCH_EVENTS = (("Bc", "conditional_branches"), ("Bcm", "conditional_mispredicts"),
+                 ("Bi", "indirect_branches"), ("Bim", "indirect_mispredicts"))
+
+
+def cache_geometry(text: str, name: str) -> str:
+    """``SIZE,ASSOC,LINE`` in bytes (callgrind's ``--D1`` / ``--LL`` form) checked: three positive integers, the
+    size a multiple of ``ASSOC * LINE``, the line a power of two."""
+    parts = text.split(",")
+    try:
+        size, assoc, line = (int(p) for p in parts)
+    except ValueError:
+        raise click.BadParameter(f"{name} {text!r}: expected SIZE,ASSOC,LINE in bytes, e.g. 32768,8,64") from None
+    if min(size, assoc, line) <= 0 or line & (line - 1) or size % (assoc * line):
+        raise click.BadParameter(f"{name} {text!r}: the size must be a multiple of ASSOC * LINE and the line a "
+                                 "power of 2")
+    return f"{size},{assoc},{line}"
+
+
+def valgrind_sim_flags(branch_sim: bool, cache: tuple | None) -> list:
+    """callgrind's simulation switches: ``cache`` (``D1``, ``LL`` geometries) or None for no cache model."""
+    flags = ["--branch-sim=yes"] if branch_sim else []
+    if cache is not None:
+        flags += ["--cache-sim=yes", f"--I1={cache[0]}", f"--D1={cache[0]}", f"--LL={cache[1]}"]
+    return flags
+
+
+def sim_figures(ev: dict, tree, games: int, branch_sim: bool, cache_sim: bool) -> dict:
+    """The per-game figures of the simulated events in ``ev`` (:func:`callgrind_events`)."""
+    wanted = (BRANCH_EVENTS if branch_sim else ()) + (CACHE_EVENTS if cache_sim else ())
+    fig = {}
+    for name, key in wanted:
+        if name not in ev:
+            flag = "--branch-sim=yes" if (name, key) in BRANCH_EVENTS else "--cache-sim=yes"
+            raise click.ClickException(f"{tree}: callgrind's output has no {name} event ({flag})")
+        fig[f"{key}_per_game"] = ev[name] / games
+    return fig
+
+
 def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed,
-                 branch_sim: bool = False) -> dict:
+                 branch_sim: bool = False, cache: tuple | None = None) -> dict:
     """Compile (natively) and measure (under callgrind) one tree; returns its figures."""
     key = hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:12]
     cache = root / f"cache-{key}-{cpu}"
@@ -141,7 +190,7 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
     if cg_out.exists():
         cg_out.unlink()
     click.echo(f"{tree}: {games} games under callgrind...", err=True)
-    sim = ["--branch-sim=yes"] if branch_sim else []
+    sim = valgrind_sim_flags(branch_sim, cache)
     out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", *sim, f"--callgrind-out-file={cg_out}",
                           sys.executable, "-c", RUNNER, *args, "measure"], cwd=tree, env=env, capture_output=True,
                          text=True)
@@ -159,13 +208,9 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
         raise click.ClickException(f"{tree}: callgrind counted no instruction (was the instrumentation switched on?)")
     fig = {"tree": str(tree), "instructions": total, "instructions_per_game": total / games,
            "vp_sum": res["vp_sum"], "steps_sum": res["steps_sum"]}
-    if branch_sim:
+    if branch_sim or cache is not None:
         ev = max((callgrind_events(t) for t in texts), key=lambda e: e.get("Ir", 0))
-        for name, key in (("Bc", "conditional_branches"), ("Bcm", "conditional_mispredicts"),
-                          ("Bi", "indirect_branches"), ("Bim", "indirect_mispredicts")):
-            if name not in ev:
-                raise click.ClickException(f"{tree}: callgrind's output has no {name} event (--branch-sim=yes)")
-            fig[f"{key}_per_game"] = ev[name] / games
+        fig.update(sim_figures(ev, tree, games, branch_sim, cache is not None))
     return fig
 
 
@@ -178,13 +223,19 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
 @click.option("--cache-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where the builds' numba caches and the helper live (default: <tmp>/soe_sim-instructions).")
 @click.option("--branch-sim", is_flag=True, help="Also simulate a branch predictor (mispredictions per game).")
+@click.option("--cache-sim", is_flag=True, help="Also simulate a data/instruction cache (misses per game).")
+@click.option("--d1", default="32768,8,64", show_default=True,
+              help="First-level cache of --cache-sim: SIZE,ASSOC,LINE in bytes (data and instructions).")
+@click.option("--ll", default="524288,8,64", show_default=True,
+              help="Last-level cache of --cache-sim: SIZE,ASSOC,LINE in bytes.")
 @click.option("--out", default=None, help="Also write the JSON here.")
-def main(trees, scenario, polish, soviet, games, seed, cpu, cache_root, branch_sim, out):
+def main(trees, scenario, polish, soviet, games, seed, cpu, cache_root, branch_sim, cache_sim, d1, ll, out):
     """Instructions per game of each tree, under callgrind."""
+    cache = (cache_geometry(d1, "--d1"), cache_geometry(ll, "--ll")) if cache_sim else None
     root = Path(cache_root or Path(tempfile.gettempdir()) / "soe_sim-instructions")
     root.mkdir(parents=True, exist_ok=True)
     helper = build_helper(root)
-    results = [measure_tree(Path(t), root, helper, cpu, scenario, polish, soviet, games, seed, branch_sim)
+    results = [measure_tree(Path(t), root, helper, cpu, scenario, polish, soviet, games, seed, branch_sim, cache)
                for t in (trees or (ROOT,))]
     base = results[0]["instructions"]
     for r in results:
@@ -192,9 +243,14 @@ def main(trees, scenario, polish, soviet, games, seed, cpu, cache_root, branch_s
         if branch_sim:
             r["mispredict_ratio_to_first"] = (r["conditional_mispredicts_per_game"]
                                               / results[0]["conditional_mispredicts_per_game"])
+        if cache is not None:
+            for key in ("d1_read_misses", "ll_read_misses"):
+                r[f"{key}_ratio_to_first"] = (r[f"{key}_per_game"] / results[0][f"{key}_per_game"]
+                                              if results[0][f"{key}_per_game"] else float("nan"))
         r["same_games_as_first"] = (r["vp_sum"], r["steps_sum"]) == (results[0]["vp_sum"], results[0]["steps_sum"])
     emit_json({"benchmark": "instructions", "scenario": scenario, "polish": polish, "soviet": soviet,
-               "games": games, "seed": seed, "cpu": cpu, "branch_sim": branch_sim, "trees": results}, out)
+               "games": games, "seed": seed, "cpu": cpu, "branch_sim": branch_sim,
+               "cache_sim": {"d1": cache[0], "ll": cache[1]} if cache else None, "trees": results}, out)
 
 
 if __name__ == "__main__":

@@ -78,3 +78,32 @@ def test_without_valgrind_the_tool_says_so(tmp_path, monkeypatch):
     (tmp_path / "soe_instr.so").write_bytes(b"")  # a helper built earlier does not hide the missing valgrind
     with pytest.raises(click.ClickException, match="valgrind is not installed"):
         instructions.build_helper(tmp_path)
+
+
+CACHE_SIM_OUT = """events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+summary: 1000 400 200 3 40 20 1 10 5
+totals: 1000 400 200 3 40 20 1 10 5
+"""
+
+
+def test_cache_sim_figures_per_game():
+    ev = instructions.callgrind_events(CACHE_SIM_OUT)
+    fig = instructions.sim_figures(ev, "tree", 10, branch_sim=False, cache_sim=True)
+    assert fig["data_reads_per_game"] == 40 and fig["d1_read_misses_per_game"] == 4
+    assert fig["ll_read_misses_per_game"] == 1 and fig["ll_write_misses_per_game"] == 0.5
+    assert "conditional_branches_per_game" not in fig
+    with pytest.raises(click.ClickException, match="no Bc event"):
+        instructions.sim_figures(ev, "tree", 10, branch_sim=True, cache_sim=True)
+
+
+def test_cache_sim_flags_fix_the_geometry():
+    flags = instructions.valgrind_sim_flags(False, ("32768,8,64", "524288,8,64"))
+    assert flags == ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", "--LL=524288,8,64"]
+    assert instructions.valgrind_sim_flags(True, None) == ["--branch-sim=yes"]
+
+
+@pytest.mark.parametrize("text", ["32768,8", "32768,8,48", "1000,8,64", "a,b,c", "0,8,64"])
+def test_a_bad_cache_geometry_is_a_clear_error(text):
+    with pytest.raises(click.BadParameter, match="--d1"):
+        instructions.cache_geometry(text, "--d1")
+    assert instructions.cache_geometry(" 32768, 8 ,64", "--d1") == "32768,8,64"
