@@ -152,11 +152,12 @@ def cache_geometry(text: str, name: str) -> str:
     return f"{size},{assoc},{line}"
 
 
-def valgrind_sim_flags(branch_sim: bool, cache: tuple | None) -> list:
-    """callgrind's simulation switches: ``cache`` (``D1``, ``LL`` geometries) or None for no cache model."""
+def valgrind_sim_flags(branch_sim: bool, cache_model: tuple | None) -> list:
+    """callgrind's simulation switches: ``cache_model`` (``D1``, ``LL`` geometries) or None for no cache model."""
     flags = ["--branch-sim=yes"] if branch_sim else []
-    if cache is not None:
-        flags += ["--cache-sim=yes", f"--I1={cache[0]}", f"--D1={cache[0]}", f"--LL={cache[1]}"]
+    if cache_model is not None:
+        d1, ll = cache_model
+        flags += ["--cache-sim=yes", f"--I1={d1}", f"--D1={d1}", f"--LL={ll}"]
     return flags
 
 
@@ -173,7 +174,7 @@ def sim_figures(ev: dict, tree, games: int, branch_sim: bool, cache_sim: bool) -
 
 
 def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed,
-                 branch_sim: bool = False, cache: tuple | None = None) -> dict:
+                 branch_sim: bool = False, cache_model: tuple | None = None) -> dict:
     """Compile (natively) and measure (under callgrind) one tree; returns its figures."""
     key = hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:12]
     cache = root / f"cache-{key}-{cpu}"
@@ -190,7 +191,7 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
     if cg_out.exists():
         cg_out.unlink()
     click.echo(f"{tree}: {games} games under callgrind...", err=True)
-    sim = valgrind_sim_flags(branch_sim, cache)
+    sim = valgrind_sim_flags(branch_sim, cache_model)
     out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", *sim, f"--callgrind-out-file={cg_out}",
                           sys.executable, "-c", RUNNER, *args, "measure"], cwd=tree, env=env, capture_output=True,
                          text=True)
@@ -208,9 +209,9 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
         raise click.ClickException(f"{tree}: callgrind counted no instruction (was the instrumentation switched on?)")
     fig = {"tree": str(tree), "instructions": total, "instructions_per_game": total / games,
            "vp_sum": res["vp_sum"], "steps_sum": res["steps_sum"]}
-    if branch_sim or cache is not None:
+    if branch_sim or cache_model is not None:
         ev = max((callgrind_events(t) for t in texts), key=lambda e: e.get("Ir", 0))
-        fig.update(sim_figures(ev, tree, games, branch_sim, cache is not None))
+        fig.update(sim_figures(ev, tree, games, branch_sim, cache_model is not None))
     return fig
 
 
@@ -231,26 +232,27 @@ def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polis
 @click.option("--out", default=None, help="Also write the JSON here.")
 def main(trees, scenario, polish, soviet, games, seed, cpu, cache_root, branch_sim, cache_sim, d1, ll, out):
     """Instructions per game of each tree, under callgrind."""
-    cache = (cache_geometry(d1, "--d1"), cache_geometry(ll, "--ll")) if cache_sim else None
+    cache_model = (cache_geometry(d1, "--d1"), cache_geometry(ll, "--ll")) if cache_sim else None
     root = Path(cache_root or Path(tempfile.gettempdir()) / "soe_sim-instructions")
     root.mkdir(parents=True, exist_ok=True)
     helper = build_helper(root)
-    results = [measure_tree(Path(t), root, helper, cpu, scenario, polish, soviet, games, seed, branch_sim, cache)
-               for t in (trees or (ROOT,))]
+    results = [measure_tree(Path(t), root, helper, cpu, scenario, polish, soviet, games, seed, branch_sim,
+                            cache_model) for t in (trees or (ROOT,))]
     base = results[0]["instructions"]
     for r in results:
         r["ratio_to_first"] = r["instructions"] / base
         if branch_sim:
             r["mispredict_ratio_to_first"] = (r["conditional_mispredicts_per_game"]
                                               / results[0]["conditional_mispredicts_per_game"])
-        if cache is not None:
+        if cache_model is not None:
             for key in ("d1_read_misses", "ll_read_misses"):
                 r[f"{key}_ratio_to_first"] = (r[f"{key}_per_game"] / results[0][f"{key}_per_game"]
                                               if results[0][f"{key}_per_game"] else float("nan"))
         r["same_games_as_first"] = (r["vp_sum"], r["steps_sum"]) == (results[0]["vp_sum"], results[0]["steps_sum"])
     emit_json({"benchmark": "instructions", "scenario": scenario, "polish": polish, "soviet": soviet,
                "games": games, "seed": seed, "cpu": cpu, "branch_sim": branch_sim,
-               "cache_sim": {"d1": cache[0], "ll": cache[1]} if cache else None, "trees": results}, out)
+               "cache_sim": {"d1": cache_model[0], "ll": cache_model[1]} if cache_model else None,
+               "trees": results}, out)
 
 
 if __name__ == "__main__":
