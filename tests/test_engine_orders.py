@@ -800,9 +800,12 @@ def random_position(world, rng):
 def _known_areas_oracle(state, orders, side, omniscient, unknown_sp):
     """What ``side`` knows per area, block by block (the policies' hidden information): own blocks and SP,
     enemy blocks, their SP where seen (or all with ``omniscient``) and ``unknown_sp`` for each unseen one,
-    the unseen ones, an enemy garrison as 1 SP."""
-    rows = np.zeros((5, state.control.shape[0]))
-    own_n, own_sp, en_n, en_sp, unseen = rows
+    the unseen ones, an enemy garrison as 1 SP; then 1.0 where every own block is in supply (else 0.0) and
+    the largest SP deficit (max SP - SP) of the own blocks (the ORDER features' supply and Reorganization
+    columns)."""
+    rows = np.zeros((7, state.control.shape[0]))
+    own_n, own_sp, en_n, en_sp, unseen, insup, deficit = rows
+    insup[:] = 1.0
     for b in range(state.n_blocks):
         a = int(state.block_area[b])
         if state.block_status[b] != STATUS.ON_MAP or a < 0:
@@ -810,6 +813,9 @@ def _known_areas_oracle(state, orders, side, omniscient, unknown_sp):
         if state.block_side[b] == side:
             own_n[a] += 1
             own_sp[a] += float(state.block_sp[b])
+            if not state.block_in_supply[b]:
+                insup[a] = 0.0
+            deficit[a] = max(deficit[a], float(state.block_max_sp[b] - state.block_sp[b]))
         else:
             en_n[a] += 1
             if omniscient or orders.seen[side, b]:
@@ -826,19 +832,28 @@ def _known_areas_oracle(state, orders, side, omniscient, unknown_sp):
 def test_known_areas_equal_their_oracle_to_the_last_bit(world):
     """The per-area knowledge of the scripted policies (known_areas_nb) equals the block-by-block oracle
     exactly (the same sums in the same order: a fractional ``unknown_sp`` shows an order change) on random
-    positions, random seen blocks, both sides, limited and omniscient."""
+    positions, random seen blocks, both sides, limited and omniscient; with its two optional rows (all own
+    blocks in supply, largest own SP deficit: the ORDER features' pass, ``_order_known_nb``) and without
+    them (the first five rows the same)."""
     rng = np.random.default_rng(35)
     params = np.zeros(pnb.N_PARAMS)
+    out_of_supply = deficits = 0
     for _ in range(60):
         state, orders = random_position(world, rng)
         orders.seen[:] = rng.random(orders.seen.shape) < 0.5
         params[pnb.P_UNKNOWN_SP] = float(rng.choice([2.0, 2.3, 0.7]))
         params[pnb.P_OMNISCIENT] = float(rng.random() < 0.25)
         for side in (0, 1):
-            rows = np.full((5, state.control.shape[0]), np.nan)
-            pnb.known_areas_nb(state, orders, side, params, *(rows[q] for q in range(5)))
             want = _known_areas_oracle(state, orders, side, params[pnb.P_OMNISCIENT] > 0.5, params[pnb.P_UNKNOWN_SP])
+            rows = np.full((7, state.control.shape[0]), np.nan)
+            pnb.known_areas_nb(state, orders, side, params, *(rows[q] for q in range(5)))
+            np.testing.assert_array_equal(rows[:5], want[:5])
+            assert np.isnan(rows[5:]).all()  # not asked: not written
+            pnb.known_areas_nb(state, orders, side, params, *(rows[q] for q in range(7)))
             np.testing.assert_array_equal(rows, want)
+            out_of_supply += int((want[5] == 0.0).sum())
+            deficits += int((want[6] > 0.0).sum())
+    assert out_of_supply > 30 and deficits > 100, (out_of_supply, deficits)
 
 
 def test_legal_moves_match_oracle(world, orules):

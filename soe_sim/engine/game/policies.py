@@ -409,9 +409,11 @@ def is_scripted_nb(pol, side):
 
 
 @njit(cache=True, _nrt=False)
-def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, unseen):
+def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, unseen, insup=None, deficit=None):
     """Per area: own blocks / SP, enemy blocks / known SP (seen blocks' SP, ``unknown_sp`` for the
-    others, a garrison counted as 1 SP) and unseen enemy blocks, as ``side`` knows them."""
+    others, a garrison counted as 1 SP) and unseen enemy blocks, as ``side`` knows them; with
+    ``insup`` / ``deficit`` also 1.0 where all own blocks are in supply (else 0.0) and the largest SP
+    deficit of the own blocks (max SP − SP, 0.0 without own blocks), in the same pass over the blocks."""
     omni = params_row[P_OMNISCIENT] > 0.5
     usp = params_row[P_UNKNOWN_SP]
     own_n[:] = 0
@@ -419,6 +421,9 @@ def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, 
     en_n[:] = 0
     en_sp[:] = 0
     unseen[:] = 0
+    if insup is not None:  # None: pruned when compiled (numba specializes on the omitted arguments)
+        insup[:] = 1.0
+        deficit[:] = 0.0
     for b in range(state.block_side.shape[0]):
         if state.block_status[b] != STATUS.ON_MAP:
             continue
@@ -428,6 +433,10 @@ def known_areas_nb(state, orders, side, params_row, own_n, own_sp, en_n, en_sp, 
         if state.block_side[b] == side:
             own_n[a] += 1
             own_sp[a] += state.block_sp[b]
+            if insup is not None:
+                if not state.block_in_supply[b]:
+                    insup[a] = 0.0
+                deficit[a] = max(deficit[a], np.float64(state.block_max_sp[b] - state.block_sp[b]))
         else:
             en_n[a] += 1
             if omni or orders.seen[side, b]:
@@ -660,19 +669,10 @@ def fill_first_features_nb(step, front, feat):
 def _order_known_nb(state, orders, pol, side, known):
     """The per-area arrays of the ORDER features (``known`` (N_KNOWN, n_areas) float64): what
     ``side`` knows (:func:`known_areas_nb`), whether all its blocks there are in supply and the
-    largest SP deficit of its blocks there (the Reorganization ``target_vp`` column, in one pass
-    over the blocks instead of one per row)."""
-    known_rows_nb(state, orders, side, pol.params[side], known)
-    insup = known[K_INSUP]
-    insup[:] = 1.0
-    deficit = known[K_DEFICIT]
-    deficit[:] = 0.0
-    for b in range(state.block_side.shape[0]):
-        if state.block_status[b] == STATUS.ON_MAP and state.block_side[b] == side and state.block_area[b] >= 0:
-            a = state.block_area[b]
-            if not state.block_in_supply[b]:
-                insup[a] = 0.0
-            deficit[a] = max(deficit[a], np.float64(state.block_max_sp[b] - state.block_sp[b]))
+    largest SP deficit of its blocks there (the Reorganization ``target_vp`` column), all in one pass
+    over the blocks (instead of one per row, or a second pass after :func:`known_rows_nb`)."""
+    known_areas_nb(state, orders, side, pol.params[side], known[K_OWN_N], known[K_OWN_SP], known[K_EN_N],
+                   known[K_EN_SP], known[K_UNSEEN], known[K_INSUP], known[K_DEFICIT])
     for a in range(known.shape[1]):
         known[K_FREE_SP, a] = known[K_OWN_SP, a]
         known[K_EN_MARK, a] = 0.0
