@@ -1695,6 +1695,40 @@ def test_order_scores_do_not_read_the_initiative(world, orules):
     assert uncertain > 300, uncertain
 
 
+def test_win_probability_memo_keeps_each_value_next_to_its_key(world, orules):
+    """The scripted policies' win-probability memo (``PolicySet.wp_key`` / ``wp_val``) is one buffer
+    seen as int64 and as float64: slot ``s``'s key at ``2 * s`` and its value at ``2 * s + 1`` (one
+    cache line a hit). After the ORDER scores of random positions each value beside a key is a
+    probability and there is none beside an empty slot, and scores with the memo filled, with a fresh memo
+    and with a copy whose two views are separate arrays (``private_copy``) are all the same."""
+    from soe_sim.engine.game import game_setup, private_copy
+    from soe_sim.engine.game.work import policy_set
+
+    m = world[0]
+    setup = game_setup("campaign-1920")
+    ids = np.array([pnb.POLICY_IDS["balanced"], pnb.POLICY_IDS["aggressive"]], np.int64)
+    params = np.array([pnb.DEFAULT_PARAMS[i] for i in ids], np.float64)
+    pset = policy_set(setup, ids, params)
+    assert np.shares_memory(pset.wp_key, pset.wp_val) and pset.wp_key.shape == pset.wp_val.shape
+    rng = np.random.default_rng(67)
+    all_t, all_a = _every_order_row(m)
+    n_all = all_t.shape[0]
+    out, again, fresh, copied = (np.empty(n_all) for _ in range(4))
+    for _ in range(6):
+        state, orders = random_position(world, rng)
+        for s in range(2):
+            runs = ((pset, out), (pset, again), (policy_set(setup, ids, params), fresh), (private_copy(pset), copied))
+            for ps, dest in runs:
+                cache = pnb.new_order_feature_cache_nb(m.n_areas)
+                pnb.order_scores_cached_nb(state, orders, m.arrays, ps, s, all_t, all_a, n_all, cache, dest)
+            assert np.array_equal(out, again) and np.array_equal(out, fresh) and np.array_equal(out, copied)
+    keys, values = pset.wp_key[0::2], pset.wp_val[1::2]
+    used = keys != 0
+    assert used.sum() > 50
+    assert np.all((values[used] >= 0.0) & (values[used] <= 1.0)) and np.any((values > 0.0) & (values < 1.0))
+    assert np.all(values[~used] == 0.0)  # a value only beside a key
+
+
 def test_order_scores_carried_forget_two_links_away_with_a_reinforce_risk(world, orules):
     """With a ``reinforce_risk`` > 0 a Move Out's ``p_win`` counts the enemy next to the attacked
     neighbour (``_reinforced_win_prob_nb``), two links from the order's area: a change there makes
