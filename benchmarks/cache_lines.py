@@ -40,34 +40,18 @@ import click
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _output import emit_json, game_options  # noqa: E402
-from instructions import build_helper, cache_geometry  # noqa: E402
+from instructions import build_helper, cache_geometry, runner_source  # noqa: E402
 from line_samples import _lines_of  # noqa: E402
 from stack_traffic import short_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
-RUNNER = r"""
-import ctypes, json, sys
-sys.path.insert(0, sys.argv[8])
-from profile_games import dump_objects, keep_object_code
-keep_object_code()
-import soe_sim
-from soe_sim.sim import chunk_workers, play_chunk
-helper, scenario, polish, soviet, games, seed, mode, bench, objects = sys.argv[1:10]
-with chunk_workers(scenario, polish, soviet, threads=1) as workers:
-    play_chunk(scenario, polish, soviet, seed=1, games=4, workers=workers)  # compile or load the cache
-    if mode == "measure":
-        n_objects = dump_objects(objects)
-        lib = ctypes.CDLL(helper)
-        if not lib.soe_instr_running():
-            sys.exit("not running under valgrind")
-        lib.soe_instr_start()
-        df = play_chunk(scenario, polish, soviet, seed=int(seed), games=int(games), workers=workers)[0]
-        lib.soe_instr_stop()
-        print(json.dumps({"file": soe_sim.__file__, "objects": n_objects, "steps_sum": int(df["steps"].sum())}))
-    else:
-        print(json.dumps({"file": soe_sim.__file__}))
-"""
+# the debug build's objects: kept from the first kernel on (before soe_sim is imported), dumped with their
+# addresses after the warm-up, inside the process callgrind runs (its addresses are not a native run's)
+RUNNER = runner_source(
+    setup="sys.path.insert(0, sys.argv[8])\nfrom profile_games import dump_objects, keep_object_code\n"
+          "keep_object_code()",
+    before_measure='extra["objects"] = dump_objects(sys.argv[9])')
 
 # the events reported, each a sum of callgrind events
 EVENT_SUMS = {"d1": ("D1mr", "D1mw"), "ll": ("DLmr", "DLmw"), "il": ("ILmr",), "ir": ("Ir",)}

@@ -61,14 +61,17 @@ void soe_instr_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP_STATS
 int soe_instr_running(void) { return RUNNING_ON_VALGRIND; }
 """
 
-RUNNER = r"""
+RUNNER_TEMPLATE = r"""
 import ctypes, json, sys
+#SETUP
 import soe_sim
 from soe_sim.sim import chunk_workers, play_chunk
 helper, scenario, polish, soviet, games, seed, mode = sys.argv[1:8]
+extra = {}
 with chunk_workers(scenario, polish, soviet, threads=1) as workers:
     play_chunk(scenario, polish, soviet, seed=1, games=4, workers=workers)  # compile or load the cache
     if mode == "measure":
+        #BEFORE_MEASURE
         lib = ctypes.CDLL(helper)
         if not lib.soe_instr_running():
             sys.exit("not running under valgrind")
@@ -76,10 +79,20 @@ with chunk_workers(scenario, polish, soviet, threads=1) as workers:
         df = play_chunk(scenario, polish, soviet, seed=int(seed), games=int(games), workers=workers)[0]
         lib.soe_instr_stop()
         print(json.dumps({"file": soe_sim.__file__, "vp_sum": int(df["vp"].sum()),
-                          "steps_sum": int(df["steps"].sum())}))
+                          "steps_sum": int(df["steps"].sum()), **extra}))
     else:
         print(json.dumps({"file": soe_sim.__file__}))
 """
+
+
+def runner_source(setup: str = "", before_measure: str = "") -> str:
+    """The child's program: warm-up, then (mode ``measure``) the games with callgrind's instrumentation on only
+    around them. ``setup`` runs before soe_sim is imported, ``before_measure`` (one line; it may put entries in
+    the dict ``extra``, printed with the result) after the warm-up."""
+    return RUNNER_TEMPLATE.replace("#SETUP", setup).replace("#BEFORE_MEASURE", before_measure)
+
+
+RUNNER = runner_source()
 
 _TOTALS = re.compile(r"^(?:totals|summary):((?:\s+\d+)+)", re.MULTILINE)
 _EVENTS = re.compile(r"^events:\s+(.+)$", re.MULTILINE)
