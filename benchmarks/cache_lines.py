@@ -8,17 +8,18 @@ Run (a checkout of its own is not needed: the debug build goes into a numba cach
 level by default: one core of the EPYC hosts of benchmarks/README.md); this script says where they happen. It
 compiles ``--tree`` with ``NUMBA_DEBUGINFO=1`` (DWARF line tables; ``NUMBA_BOUNDSCHECK=0``, which debug info
 would turn on) for a fixed processor (``--cpu``, as instructions.py) into a numba cache of its own under
-``--cache-root`` (a cold debug compile takes about 15 minutes), then runs ``--games`` games under ``valgrind
---tool=callgrind --cache-sim=yes --dump-instr=yes`` with instrumentation only around the games. Inside that
+``--cache-root`` (a cold debug compile took about 30 minutes in session 37, beside other work), then runs
+``--games`` games under ``valgrind --tool=callgrind --cache-sim=yes --dump-instr=yes`` with instrumentation only
+around the games. Inside that
 process, after the warm-up, it writes the ELF objects numba loaded and where each sits
 (``profile_games.dump_objects``); each instruction address of callgrind's output is then mapped to the object
 that holds it and, with ``addr2line``, to the file and line of its innermost inlined frame (as
 ``line_samples.py`` does for perf samples).
 
-Output: JSON with the totals per game and, for each event of ``--events`` (default: the first-level data misses
-``D1mr``+``D1mw`` as ``d1``, the last-level data misses ``DLmr``+``DLmw`` as ``ll``, the last-level instruction
-misses ``ILmr`` as ``il`` and the instructions ``Ir``), the ``--top`` source lines and package functions with
-their share of that event over the games. A debug build is not the release build (LLVM inlines less; session
+Output: JSON with the totals per game and, for each of four events (:data:`EVENT_SUMS`: the first-level data
+misses ``D1mr``+``D1mw`` as ``d1``, the last-level data misses ``DLmr``+``DLmw`` as ``ll``, the last-level
+instruction misses ``ILmr`` as ``il`` and the instructions ``Ir`` as ``ir``), the ``--top`` source lines and
+package functions with their share of that event over the games. A debug build is not the release build (LLVM inlines less; session
 26 measured it at 93-97 % of the release speed), and the cache model is LRU with no prefetcher: read it for
 where the misses come from, and measure a change with ``instructions.py --cache-sim`` on release builds.
 Needs valgrind, gcc (the helper of instructions.py), nm and addr2line (binutils).
@@ -55,6 +56,7 @@ RUNNER = runner_source(
 
 # the events reported, each a sum of callgrind events
 EVENT_SUMS = {"d1": ("D1mr", "D1mw"), "ll": ("DLmr", "DLmw"), "il": ("ILmr",), "ir": ("Ir",)}
+
 
 def _position(token: str, last: int) -> int:
     """A callgrind position (absolute, ``+n`` / ``-n`` relative to the last one, or ``*`` the same)."""
@@ -187,7 +189,7 @@ def main(tree, scenario, polish, soviet, games, seed, cpu, d1, ll, cache_root, t
     with tempfile.TemporaryDirectory(dir=root) as work:
         objects = Path(work, "objects")
         args = [str(helper), scenario, polish, soviet, str(games), str(seed)]
-        click.echo(f"{tree}: compiling or loading the debug build for {cpu} (a cold compile takes ~15 min)...",
+        click.echo(f"{tree}: compiling or loading the debug build for {cpu} (a cold compile takes 15-30 min)...",
                    err=True)
         run = subprocess.run([sys.executable, "-c", RUNNER, *args, "warm", bench, str(objects)], cwd=tree, env=env,
                              capture_output=True, text=True)
