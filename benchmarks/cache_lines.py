@@ -20,8 +20,9 @@ Output: JSON with the totals per game and, for each of four events (:data:`EVENT
 misses ``D1mr``+``D1mw`` as ``d1``, the last-level data misses ``DLmr``+``DLmw`` as ``ll``, the last-level
 instruction misses ``ILmr`` as ``il`` and the instructions ``Ir`` as ``ir``), the ``--top`` source lines and
 package functions with their share of that event over the games. A debug build is not the release build (LLVM
-inlines less; session 26 measured it at 93-97 % of the release speed), and the cache model is LRU with no prefetcher: read it for
-where the misses come from, and measure a change with ``instructions.py --cache-sim`` on release builds.
+inlines less; session 26 measured it at 93-97 % of the release speed), and the cache model is LRU with no
+prefetcher: read it for where the misses come from, and measure a change with ``instructions.py --cache-sim`` on
+release builds.
 Needs valgrind, gcc (the helper of instructions.py), nm and addr2line (binutils).
 """
 from __future__ import annotations
