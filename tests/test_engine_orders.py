@@ -1034,6 +1034,86 @@ def test_rail_rows_after_a_rail_move_are_those_listed_afresh(world, orules):
     assert cases["filtered"] > 120 and cases["listed again"] > 20 and cases["max blocks"] >= 4, cases
 
 
+def test_move_scores_equal_the_scorer_on_the_move_features(world, orules):
+    """The game loop scores a scripted policy's MOVE / RAIL decisions (SoE 7.3, 7.6) with ``move_scores_nb``,
+    without a feature matrix. On the move rows of the move orders and the rail rows of Rail Transport orders of
+    random positions, with and without the "stop" row, the known rows counted or given, for the three scripted
+    policies with the parameters the score reads varied (omniscience too), its scores equal bit for bit the
+    scorer's (``score_options_nb``) on ``fill_move_features_scratch_nb``'s features — attacks, captures, holds,
+    advances, a threatened own key city left and overstacking moves all among the rows."""
+    from soe_sim.engine.game import game_setup
+    from soe_sim.engine.game.work import policy_set
+
+    m = world[0]
+    setup = game_setup("campaign-1920")
+    rng = np.random.default_rng(43)
+    cap = 4 * m.n_areas * 60
+    mb, md, mv, mx = (np.zeros(cap, np.int64) for _ in range(4))
+    scripted = [pnb.POLICY_IDS[name] for name in ("balanced", "aggressive", "defensive")]
+    varied = [pnb.P_ATTACK_WEIGHT, pnb.P_ATTACK_THRESHOLD, pnb.P_HOLD_WEIGHT, pnb.P_ADVANCE_WEIGHT,
+              pnb.P_CAPTURE_WEIGHT]
+    cases = dict.fromkeys(("move", "rail", "stop", "attack", "capture", "hold", "leaving", "overstack"), 0)
+    for pos in range(120):
+        state, orders = random_position(world, rng)
+        on = np.flatnonzero((state.block_status == STATUS.ON_MAP) & (state.block_prev_area < 0))
+        if len(on):  # a Rail Transport order too (SoE 7.6)
+            area = int(state.block_area[int(rng.choice(on))])
+            side = int(state.block_side[int(rng.choice(on))])
+            nb.place_order_nb(state, orders, side, int(m.front[area]), T.RAIL_TRANSPORT, area)
+        ids = np.array([int(rng.choice(scripted)) for _ in range(2)], np.int64)
+        params = np.array([pnb.DEFAULT_PARAMS[i] for i in ids], np.float64)
+        if pos % 2:
+            for q in varied:
+                params[:, q] *= rng.uniform(0.3, 2.0, 2)
+            params[:, pnb.P_RESERVE] = rng.integers(0, 4, 2)
+            params[:, pnb.P_OMNISCIENT] = rng.integers(0, 2, 2)
+        pset = policy_set(setup, ids, params)
+        for o in range(orders.n):
+            t = int(orders.order_type[o])
+            rail = t == T.RAIL_TRANSPORT
+            if not rail and t not in MOVE_TYPES:
+                continue
+            if rail:
+                k = nb.legal_rail_nb(state, orders, m.arrays, orules, o, mb, md)
+                mv[:k], mx[:k] = -1, 0
+            else:
+                k = nb.legal_moves_nb(state, orders, m.arrays, orules, o, mb, md, mv, mx)
+            side = int(orders.order_side[o])
+            kind = pnb.DECISION.RAIL if rail else pnb.DECISION.MOVE
+            for off in (0, 1):
+                n = k + off
+                if n < 2:
+                    continue
+                feat = np.zeros((n, pnb.N_FEAT))
+                pnb.fill_move_features_nb(state, orders, m.arrays, pset, side, o, mb, md, mv, mx, n, off, rail, feat)
+                want = np.empty(n)
+                pnb.score_options_nb(pset.params[side], kind, feat, n, want)
+                got = np.full(n, np.nan)
+                scr = pnb.new_feat_scratch_nb(m.n_areas, state.n_blocks)
+                pnb.move_scores_nb(state, orders, m.arrays, pset, side, o, mb, md, mv, mx, n, off, rail, scr, False,
+                                   got)
+                assert np.array_equal(got, want), (pos, o, off)
+                got[:] = np.nan  # the known rows given (the loop's decisions after a move of the order)
+                scr = pnb.new_feat_scratch_nb(m.n_areas, state.n_blocks)
+                pnb.known_areas_nb(state, orders, side, pset.params[side], scr.known[pnb.K_OWN_N],
+                                   scr.known[pnb.K_OWN_SP], scr.known[pnb.K_EN_N], scr.known[pnb.K_EN_SP],
+                                   scr.known[pnb.K_UNSEEN])
+                pnb.move_scores_nb(state, orders, m.arrays, pset, side, o, mb, md, mv, mx, n, off, rail, scr, True,
+                                   got)
+                assert np.array_equal(got, want), (pos, o, off)
+                rows = feat[off:]
+                cases["rail" if rail else "move"] += 1
+                cases["stop"] += off
+                cases["attack"] += int((rows[:, 3] > 0).sum())
+                cases["capture"] += int(((rows[:, 3] == 0) & (rows[:, 6] < 0)).sum())
+                hold = (rows[:, 3] == 0) & (rows[:, 6] > 0) & (rows[:, 5] > 0) & (rows[:, 13] > 0)
+                cases["hold"] += int(hold.sum())
+                cases["leaving"] += int(((rows[:, 10] > 0) & (rows[:, 12] > 0)
+                                         & (rows[:, 11] < pset.params[side, pnb.P_RESERVE])).sum())
+                cases["overstack"] += int((rows[:, 7] <= 0).sum())
+    assert all(v >= 20 for v in cases.values()) and cases["move"] > 200, cases
+
+
 def test_rail_rows_after_a_rail_move_are_listed_afresh_where_a_rail_move_may_join_a_battle(world):
     """EatS II.4.1 (V5): the battle areas a rail move may end in read the side's unmoved blocks, so after a
     rail move the rows are listed afresh."""

@@ -1231,13 +1231,21 @@ def _execute_order_nb(state, cs, orders, m, orules, cfg, ew, policies, rng_chanc
             # onb.min_moves_required_nb would say 1 exactly when order_executed[o] == 0)
             must = orders.order_executed[o] == 0
             off = 0 if must else 1  # option 0 = stop executing this order (SoE 7.3), unless a move is due
-            feat = feat_buffer_nb(policies, s, n + off, ctr)
-            if feat.shape[0] > 0:
+            if n + off > 1 and pnb.is_scripted_nb(policies, s) and n + off <= policies.score_buf.shape[0]:
+                # the scores straight from the position, without a feature matrix (decide_nb's scripted branch)
                 if filtered:
                     pnb.known_after_move_nb(fscr.known, state.block_sp[moved_block], moved_from, moved_dest)
-                pnb.fill_move_features_scratch_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via,
-                                                  mv_detach, n + off, off, rail, feat, fscr, filtered)
-            j = decide_nb(policies, s, kind, n + off, feat, rng_policy, ctr, cfg)
+                pnb.move_scores_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via, mv_detach, n + off,
+                                   off, rail, fscr, filtered, policies.score_buf)
+                j = decide_scores_nb(policies, s, n + off, policies.score_buf, rng_policy, ctr, cfg)
+            else:
+                feat = feat_buffer_nb(policies, s, n + off, ctr)
+                if feat.shape[0] > 0:
+                    if filtered:
+                        pnb.known_after_move_nb(fscr.known, state.block_sp[moved_block], moved_from, moved_dest)
+                    pnb.fill_move_features_scratch_nb(state, orders, m, policies, s, o, mv_block, mv_dest, mv_via,
+                                                      mv_detach, n + off, off, rail, feat, fscr, filtered)
+                j = decide_nb(policies, s, kind, n + off, feat, rng_policy, ctr, cfg)
             if ctr[C_ABORT] != ABORT.NONE or (off == 1 and j == 0):
                 break
             j -= off

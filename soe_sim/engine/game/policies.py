@@ -909,10 +909,11 @@ class OrderFeatureCache(NamedTuple):
     (``carry`` bool (2,), cleared by the loop at the start of a game) except those near an area whose
     inputs changed (:func:`_order_cache_side_nb`). The inputs of an area are its ``known`` column and
     ``prev_area`` int64 (2, 2, n_areas): its control and garrison when ``known`` was computed;
-    ``known_prev`` float64 (N_KNOWN, n_areas), ``dirty`` bool (3, n_areas) and ``near`` int64 (3,
-    n_areas) are scratch. The leader orders' rows (SoE 9.0, :func:`fill_order_features_scratch_nb`)
-    are computed in scratch of their own (``s_known``, ``s_base``, ``s_base_done``, ``s_rows``,
-    ``s_done``, shaped as one side's part), so a leader window between two steps keeps the carry."""
+    ``known_next`` float64 (N_KNOWN, n_areas) (the new ``known``, compared with the old one before it
+    replaces it), ``dirty`` bool (3, n_areas) and ``near`` int64 (3, n_areas) are scratch. The leader
+    orders' rows (SoE 9.0, :func:`fill_order_features_scratch_nb`) are computed in scratch of their own
+    (``s_known``, ``s_base``, ``s_base_done``, ``s_rows``, ``s_done``, shaped as one side's part), so a
+    leader window between two steps keeps the carry."""
 
     valid: np.ndarray
     known: np.ndarray
@@ -928,7 +929,7 @@ class OrderFeatureCache(NamedTuple):
     lrow_area: np.ndarray
     carry: np.ndarray
     prev_area: np.ndarray
-    known_prev: np.ndarray
+    known_next: np.ndarray
     dirty: np.ndarray
     near: np.ndarray
     s_known: np.ndarray
@@ -993,13 +994,10 @@ def _order_cache_side_nb(state, m, orders, pol, side, cache):
     na = known.shape[1]
     prev = cache.prev_area[side]
     if cache.carry[side]:
-        old = cache.known_prev
-        for k in range(N_KNOWN):
-            for a in range(na):
-                old[k, a] = known[k, a]
-    _order_known_nb(state, orders, pol, side, known)
-    if cache.carry[side]:
-        old = cache.known_prev
+        # the new knowledge into scratch, then compared with the step before's and stored over it in one pass
+        # (not the old copied aside first: each step found ``known`` evicted, and the copy wrote 9 rows more)
+        new = cache.known_next
+        _order_known_nb(state, orders, pol, side, new)
         changed = cache.dirty[0]
         near1 = cache.dirty[1]
         near2 = cache.dirty[2]
@@ -1010,7 +1008,8 @@ def _order_cache_side_nb(state, m, orders, pol, side, cache):
             changed[a] = (prev[0, a] != control[a]) | (prev[1, a] != garrison[a])
         for k in range(N_KNOWN):
             for a in range(na):
-                changed[a] |= old[k, a] != known[k, a]
+                changed[a] |= known[k, a] != new[k, a]
+                known[k, a] = new[k, a]
         # the changed areas' neighbourhoods, pushed along the links from the few changed areas (listed in
         # ``near[0]``) into ``near[1]`` (one link) and ``near[2]`` (two), marked in ``near1`` / ``near2`` (all
         # False between calls: the marks are cleared from the lists at the end)
@@ -1043,6 +1042,7 @@ def _order_cache_side_nb(state, m, orders, pol, side, cache):
         for i in range(n2):
             near2[list2[i]] = False
     else:
+        _order_known_nb(state, orders, pol, side, known)
         cache.base_done[side, :] = False
         cache.done[side, :] = False
         cache.score_done[side, :] = False
@@ -1243,7 +1243,7 @@ def new_feat_scratch_nb(n_areas, n_blocks):
                        np.zeros(n_areas, dtype=np.int64), np.zeros(n_blocks, dtype=np.bool_))
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=True)
 def fill_move_features_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off, rail,
                           feat):
     """MOVE / RAIL rows: row 0 is "stop" when ``off`` = 1, then one row per (block, dest, via, detach).
@@ -1279,18 +1279,8 @@ def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_bloc
     forced = False
     if not rail:
         forced = onb.is_forced_nb(orders.order_type[order_id])
-    # potential SP per destination: every distinct block that could move there now
     pot = scr.pot
-    last_b = scr.last_b
-    for a in range(na):
-        pot[a] = 0.0
-        last_b[a] = -1
-    for j in range(n - off):
-        b = mv_block[j]
-        d = mv_dest[j]
-        if last_b[d] != b:
-            last_b[d] = b
-            pot[d] += state.block_sp[b] - (0 if rail else mv_detach[j])
+    _move_potential_nb(state, mv_block, mv_dest, mv_detach, n - off, rail, pot, scr.last_b)
     if off == 1:
         feat[0, 0] = 1.0
     wp_key = pol.wp_key
@@ -1327,6 +1317,85 @@ def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_bloc
             via = mv_via[j]
             feat[i, 4] = _win_prob_nb(pol, wp_key, wp_val, ip, ix, fort, mfront, garrison, ini_side, ini_level, side,
                                       d, att, forced, en_sp[d], int(en_n[d]), via)  # attack_win_prob_nb
+
+
+@njit(cache=True, inline="always")
+def _move_potential_nb(state, mv_block, mv_dest, mv_detach, n_rows, rail, pot, last_b):
+    """Potential SP per destination (``pot`` float64 (n_areas,)): the SP of every distinct block of the
+    move rows ``0..n_rows-1`` that could move there now, a detachment's SP left behind off (``last_b``
+    int64 (n_areas,) scratch; the rows of a block are listed together). Arrays only: inlined."""
+    for a in range(pot.shape[0]):
+        pot[a] = 0.0
+        last_b[a] = -1
+    for j in range(n_rows):
+        b = mv_block[j]
+        d = mv_dest[j]
+        if last_b[d] != b:
+            last_b[d] = b
+            pot[d] += state.block_sp[b] - (0 if rail else mv_detach[j])
+
+
+@njit(cache=True, _nrt=False)
+def move_scores_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_via, mv_detach, n, off, rail, scr,
+                   known_ready, out):
+    """The scripted scores of a MOVE / RAIL decision (:func:`score_options_nb` of the rows of
+    :func:`fill_move_features_scratch_nb`, the same arguments) into ``out[:n]``, without the feature
+    matrix: each row's score from the values :func:`_score_move_nb` reads, in the same float
+    operations, an attack's ``p_win`` and the neighbours' known enemy SP only where the score reads
+    them. Only for a scripted policy (the game loop's MOVE / RAIL decisions, SoE 7.3 and 7.6)."""
+    p = pol.params[side]
+    known = scr.known if known_ready else known_rows_nb(state, orders, side, p, scr.known)
+    own_n, own_sp, en_n, en_sp = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP]
+    forced = False
+    pot = scr.pot
+    if not rail:  # only a move's p_win reads the potential SP
+        forced = onb.is_forced_nb(orders.order_type[order_id])
+        _move_potential_nb(state, mv_block, mv_dest, mv_detach, n - off, rail, pot, scr.last_b)
+    if off == 1:
+        out[0] = 0.0  # stop executing this order
+    attack_weight = p[P_ATTACK_WEIGHT]
+    threshold = p[P_ATTACK_THRESHOLD]
+    hold_weight = p[P_HOLD_WEIGHT]
+    advance_weight = p[P_ADVANCE_WEIGHT]
+    reserve = p[P_RESERVE]
+    wp_key = pol.wp_key
+    wp_val = pol.wp_val
+    ip = m.adj_indptr
+    ix = m.adj_indices
+    garrison = state.garrison_side
+    for i in range(off, n):
+        j = i - off
+        b = mv_block[j]
+        d = mv_dest[j]
+        x = state.block_area[b]
+        vp = np.float64(m.vp[d])
+        if en_n[d] > 0 or garrison[d] == 1 - side:  # an attack
+            p_win = 0.0
+            if not rail:
+                p_win = _win_prob_nb(pol, wp_key, wp_val, ip, ix, m.adj_fortified, m.front, garrison,
+                                     state.initiative_side, state.initiative_level, side, d, own_sp[d] + pot[d],
+                                     forced, en_sp[d], int(en_n[d]), mv_via[j])
+            s = attack_weight * (p_win - threshold) * (1.0 + vp + 0.25 * en_sp[d])
+        else:
+            control = _control_sign(state, side, d)
+            if control < 0:
+                s = p[P_CAPTURE_WEIGHT] * vp + 0.2 * advance_weight + 0.05
+            else:
+                threatened = _adjacent_sum_nb(m, d, en_sp) > 0
+                if control > 0 and vp > 0 and threatened:
+                    s = hold_weight * vp * 0.5
+                else:
+                    s = advance_weight * (0.3 if threatened else -0.3)
+        if _control_sign(state, side, x) > 0 and m.vp[x] > 0:  # leaving a threatened own key city
+            if (_adjacent_sum_nb(m, x, en_sp) > 0
+                    and own_n[x] - 1 + (1 if (not rail and mv_detach[j] > 0) else 0) < reserve):
+                s -= hold_weight * np.float64(m.vp[x])
+        if not m.eastern_link[d] and pol.max_blocks - own_n[d] <= 0:  # overstacks (SoE 7.33)
+            s -= 1.0
+        s -= 0.05 * (0.0 if rail else np.float64(mv_detach[j]))
+        if rail:
+            s -= 0.1
+        out[i] = s
 
 
 @njit(cache=True, _nrt=False, internal=True)
