@@ -1358,23 +1358,17 @@ def move_scores_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_
     hold_weight = p[P_HOLD_WEIGHT]
     advance_weight = p[P_ADVANCE_WEIGHT]
     reserve = p[P_RESERVE]
-    wp_key = pol.wp_key
-    wp_val = pol.wp_val
-    ip = m.adj_indptr
-    ix = m.adj_indices
     garrison = state.garrison_side
-    for i in range(off, n):
-        j = i - off
-        b = mv_block[j]
+    for j in range(n - off):  # row j + off
         d = mv_dest[j]
-        x = state.block_area[b]
+        x = state.block_area[mv_block[j]]
         vp = np.float64(m.vp[d])
         if en_n[d] > 0 or garrison[d] == 1 - side:  # an attack
             p_win = 0.0
             if not rail:
-                p_win = _win_prob_nb(pol, wp_key, wp_val, ip, ix, m.adj_fortified, m.front, garrison,
-                                     state.initiative_side, state.initiative_level, side, d, own_sp[d] + pot[d],
-                                     forced, en_sp[d], int(en_n[d]), mv_via[j])
+                p_win = _win_prob_nb(pol, pol.wp_key, pol.wp_val, m.adj_indptr, m.adj_indices, m.adj_fortified, m.front,
+                                     garrison, state.initiative_side, state.initiative_level, side, d,
+                                     own_sp[d] + pot[d], forced, en_sp[d], int(en_n[d]), mv_via[j])
             s = attack_weight * (p_win - threshold) * (1.0 + vp + 0.25 * en_sp[d])
         else:
             control = _control_sign(state, side, d)
@@ -1395,7 +1389,7 @@ def move_scores_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_
         s -= 0.05 * (0.0 if rail else np.float64(mv_detach[j]))
         if rail:
             s -= 0.1
-        out[i] = s
+        out[j + off] = s
 
 
 @njit(cache=True, _nrt=False, internal=True)
