@@ -1272,7 +1272,6 @@ def fill_move_features_scratch_nb(state, orders, m, pol, side, order_id, mv_bloc
     """:func:`fill_move_features_nb` with the caller's :class:`FeatScratch` ``scr``; ``known_ready``:
     ``scr.known`` already holds :func:`known_rows_nb` of ``side`` for the position (the game loop's
     decisions after a move of the same order, :func:`known_after_move_nb`)."""
-    na = state.control.shape[0]
     pr = pol.params[side]
     known = scr.known if known_ready else known_rows_nb(state, orders, side, pr, scr.known)
     own_n, own_sp, en_n, en_sp, unseen = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP], known[K_UNSEEN]
@@ -1340,9 +1339,9 @@ def move_scores_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_
                    known_ready, out):
     """The scripted scores of a MOVE / RAIL decision (:func:`score_options_nb` of the rows of
     :func:`fill_move_features_scratch_nb`, the same arguments) into ``out[:n]``, without the feature
-    matrix: each row's score from the values :func:`_score_move_nb` reads, in the same float
-    operations, an attack's ``p_win`` and the neighbours' known enemy SP only where the score reads
-    them. Only for a scripted policy (the game loop's MOVE / RAIL decisions, SoE 7.3 and 7.6)."""
+    matrix: each row's inputs of :func:`_move_score_nb` computed from the position, an attack's
+    ``p_win`` and the neighbours' known enemy SP only where the score reads them. Only for a scripted
+    policy (the game loop's MOVE / RAIL decisions, SoE 7.3 and 7.6)."""
     p = pol.params[side]
     known = scr.known if known_ready else known_rows_nb(state, orders, side, p, scr.known)
     own_n, own_sp, en_n, en_sp = known[K_OWN_N], known[K_OWN_SP], known[K_EN_N], known[K_EN_SP]
@@ -1353,43 +1352,31 @@ def move_scores_nb(state, orders, m, pol, side, order_id, mv_block, mv_dest, mv_
         _move_potential_nb(state, mv_block, mv_dest, mv_detach, n - off, rail, pot, scr.last_b)
     if off == 1:
         out[0] = 0.0  # stop executing this order
-    attack_weight = p[P_ATTACK_WEIGHT]
-    threshold = p[P_ATTACK_THRESHOLD]
-    hold_weight = p[P_HOLD_WEIGHT]
-    advance_weight = p[P_ADVANCE_WEIGHT]
     reserve = p[P_RESERVE]
     garrison = state.garrison_side
     for j in range(n - off):  # row j + off
         d = mv_dest[j]
         x = state.block_area[mv_block[j]]
-        vp = np.float64(m.vp[d])
-        if en_n[d] > 0 or garrison[d] == 1 - side:  # an attack
-            p_win = 0.0
+        attack = en_n[d] > 0 or garrison[d] == 1 - side
+        p_win = 0.0
+        control = 0.0
+        threatened = False
+        if attack:
             if not rail:
                 p_win = _win_prob_nb(pol, pol.wp_key, pol.wp_val, m.adj_indptr, m.adj_indices, m.adj_fortified, m.front,
                                      garrison, state.initiative_side, state.initiative_level, side, d,
                                      own_sp[d] + pot[d], forced, en_sp[d], int(en_n[d]), mv_via[j])
-            s = attack_weight * (p_win - threshold) * (1.0 + vp + 0.25 * en_sp[d])
         else:
             control = _control_sign(state, side, d)
-            if control < 0:
-                s = p[P_CAPTURE_WEIGHT] * vp + 0.2 * advance_weight + 0.05
-            else:
-                threatened = _adjacent_sum_nb(m, d, en_sp) > 0
-                if control > 0 and vp > 0 and threatened:
-                    s = hold_weight * vp * 0.5
-                else:
-                    s = advance_weight * (0.3 if threatened else -0.3)
-        if _control_sign(state, side, x) > 0 and m.vp[x] > 0:  # leaving a threatened own key city
-            if (_adjacent_sum_nb(m, x, en_sp) > 0
-                    and own_n[x] - 1 + (1 if (not rail and mv_detach[j] > 0) else 0) < reserve):
-                s -= hold_weight * np.float64(m.vp[x])
-        if not m.eastern_link[d] and pol.max_blocks - own_n[d] <= 0:  # overstacks (SoE 7.33)
-            s -= 1.0
-        s -= 0.05 * (0.0 if rail else np.float64(mv_detach[j]))
-        if rail:
-            s -= 0.1
-        out[j + off] = s
+            threatened = control >= 0 and _adjacent_sum_nb(m, d, en_sp) > 0  # a capture does not read it
+        leaving_vp = 0.0
+        if (_control_sign(state, side, x) > 0 and m.vp[x] > 0 and _adjacent_sum_nb(m, x, en_sp) > 0
+                and own_n[x] - 1 + (1 if (not rail and mv_detach[j] > 0) else 0) < reserve):
+            leaving_vp = np.float64(m.vp[x])
+        overstacks = not m.eastern_link[d] and pol.max_blocks - own_n[d] <= 0
+        detach = 0.0 if rail else np.float64(mv_detach[j])
+        out[j + off] = _move_score_nb(p, attack, p_win, np.float64(m.vp[d]), en_sp[d], control, threatened,
+                                      leaving_vp, overstacks, detach, rail)
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -2281,21 +2268,31 @@ def _score_order_nb(p, f):
 def _score_move_nb(p, f, rail):
     if f[0] > 0:  # stop executing this order
         return 0.0
-    s = 0.0
-    vp = f[5]
-    if f[3] > 0:
-        s = p[P_ATTACK_WEIGHT] * (f[4] - p[P_ATTACK_THRESHOLD]) * (1.0 + vp + 0.25 * f[8])
-    elif f[6] < 0:
+    leaving_vp = f[10] if f[10] > 0 and f[12] > 0 and f[11] < p[P_RESERVE] else 0.0
+    return _move_score_nb(p, f[3] > 0, f[4], f[5], f[8], f[6], f[13] > 0, leaving_vp, f[7] <= 0, f[14], rail)
+
+
+@njit(cache=True, inline="always")
+def _move_score_nb(p, attack, p_win, vp, en_sp, control, threatened, leaving_vp, overstacks, detach, rail):
+    """The scripted score of a move (the rule of :func:`_score_move_nb`, shared with
+    :func:`move_scores_nb`, which computes its inputs from the position): ``attack`` with ``p_win``
+    against ``en_sp`` known enemy SP, else a capture (``control`` < 0), a hold of a threatened own key
+    city or an advance towards (``threatened``) or away from the enemy; minus the VP of a threatened
+    own key city left below the reserve (``leaving_vp``), 1 when the move ``overstacks`` (SoE 7.33
+    pulls the latest arrivals back), 0.05 per detached SP and 0.1 for a rail move. Inlined."""
+    if attack:
+        s = p[P_ATTACK_WEIGHT] * (p_win - p[P_ATTACK_THRESHOLD]) * (1.0 + vp + 0.25 * en_sp)
+    elif control < 0:
         s = p[P_CAPTURE_WEIGHT] * vp + 0.2 * p[P_ADVANCE_WEIGHT] + 0.05
-    elif f[6] > 0 and vp > 0 and f[13] > 0:
+    elif control > 0 and vp > 0 and threatened:
         s = p[P_HOLD_WEIGHT] * vp * 0.5
     else:
-        s = p[P_ADVANCE_WEIGHT] * (0.3 if f[13] > 0 else -0.3)
-    if f[10] > 0 and f[12] > 0 and f[11] < p[P_RESERVE]:  # leaving a threatened own key city
-        s -= p[P_HOLD_WEIGHT] * f[10]
-    if f[7] <= 0:  # the move overstacks (SoE 7.33 pulls the latest arrivals back)
+        s = p[P_ADVANCE_WEIGHT] * (0.3 if threatened else -0.3)
+    if leaving_vp > 0:
+        s -= p[P_HOLD_WEIGHT] * leaving_vp
+    if overstacks:
         s -= 1.0
-    s -= 0.05 * f[14]
+    s -= 0.05 * detach
     if rail:
         s -= 0.1
     return s
