@@ -57,3 +57,30 @@ def test_instructions_reads_the_branch_events_of_a_callgrind_output():
     assert instructions.callgrind_events("events: Ir\nsummary: 99\n") == {"Ir": 99}
     with pytest.raises(click.ClickException, match="events"):
         instructions.callgrind_events("totals: 5\n")
+
+
+def test_refcount_sites_counts_the_calls_by_caller_and_names_jit_code_from_the_perf_map():
+    """benchmarks/refcount_sites.py: callgrind's call edges with compressed names, a caller that callgrind names
+    by its address (numba's JIT code) named from the perf map, the inclusive instructions of the calls."""
+    import refcount_sites  # benchmarks/refcount_sites.py
+
+    perf_map = ("1000 100 _ZN7soe_sim6engine4game2nb12card_play_nbB2v1E\n"
+                "2000 40 NRT_incref\n2040 40 NRT_decref\n")
+    name_of = refcount_sites.perf_map_lookup(perf_map)
+    assert name_of(0x1010) == "_ZN7soe_sim6engine4game2nb12card_play_nbB2v1E" and name_of(0x3000) is None
+    text = ("events: Ir\n"
+            "fn=(1) 0x0000000000001008\n"
+            "cfn=(2) 0x0000000000002000\ncalls=30 0x2000\n5 120\n"
+            "cfn=(3) 0x0000000000002040'2\ncalls=29 0x2040\n6 200\n"
+            "fn=(4) main\n"
+            "cfn=(2)\ncalls=4 0x2000\n7 16\n"
+            "cfn=(5) 0x0000000000009999\ncalls=1 0x9999\n8 3\n")
+    edges = refcount_sites.call_edges(text, name_of)
+    caller = "engine.game.nb.card_play_nb"
+    assert edges[(caller, "NRT_incref")] == 30 and edges[(caller, "NRT_decref")] == 29
+    assert edges[("main", "NRT_incref")] == 4 and edges[("main", "0x0000000000009999")] == 1
+    assert edges[("", "NRT_incref")] == 136 and edges[("", "NRT_decref")] == 200
+    summary = refcount_sites.summarize(edges, games=2, top=1)
+    assert summary["NRT_incref"] == {"calls_per_game": 17.0, "instructions_per_game": 68.0,
+                                     "callers": [{"function": caller, "calls_per_game": 15.0}]}
+    assert summary["NRT_MemInfo_alloc_aligned"]["calls_per_game"] == 0

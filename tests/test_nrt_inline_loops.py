@@ -21,10 +21,7 @@ PACKAGE = Path(soe_sim.__file__).parent
 # reads a string that is just an identifier as a kernel called from Python)
 ALLOWED = {
     # one feature matrix per decision (a view of the policies' buffer, inlined so that kernels without reference
-    # counting may hold it); these callers allocate their scratch once per call, so they keep reference counting
-    "discard_down_nb -> feat_buffer_nb",
-    "card_play_nb -> feat_buffer_nb",
-    "battles_nb -> feat_buffer_nb",
+    # counting may hold it); this caller allocates its scratch once per call, so it keeps reference counting
     "reinforcement_phase_nb -> feat_buffer_nb",
     # the battle Monte Carlo kernel (soe_sim.battle, not the game loop; measured by bench_battles.py): the
     # resolver and its loss helpers take the battle's few small arrays

@@ -64,8 +64,17 @@ def find_battles_nb(state, out_areas, out_sizes):
     int
         Number of battles; ``out_areas[:n]`` / ``out_sizes[:n]`` hold them in resolution order.
     """
+    return find_battles_scratch_nb(state, out_areas, out_sizes, np.empty((2, state.control.shape[0]), dtype=np.int32))
+
+
+@njit(cache=True, _nrt=False)
+def find_battles_scratch_nb(state, out_areas, out_sizes, counts):
+    """:func:`find_battles_nb` with the caller's ``counts`` int32 (2, n_areas) scratch (the round loop's
+    ``BattleScratch.area_counts``): no allocation, no reference counting."""
     n_areas = state.control.shape[0]
-    counts = np.zeros((2, n_areas), dtype=np.int32)
+    for i in range(n_areas):
+        counts[0, i] = 0
+        counts[1, i] = 0
     for b in range(state.block_side.shape[0]):
         a = state.block_area[b]
         if state.block_status[b] == STATUS.ON_MAP and a >= 0:
@@ -191,7 +200,7 @@ def defender_side_nb(state, area):
     return first_side
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def battle_inputs_nb(state, map_arrays, area, defender, block_half,
                      out_att_idx, out_def_idx, out_att_direction):
     """The participants of the battle in ``area`` and the facts the resolver needs.
@@ -225,8 +234,7 @@ def battle_inputs_nb(state, map_arrays, area, defender, block_half,
                 held_from_start = True
             elif state.block_arrival[b] < first_def_arrival:
                 first_def_arrival = state.block_arrival[b]
-    support_dirs = np.empty(16, dtype=np.int64)
-    n_support = 0
+    n_support = 0  # distinct support directions, at most 16 counted (no scratch: no allocation)
     for b in range(state.block_side.shape[0]):
         if state.block_status[b] != STATUS.ON_MAP or state.block_area[b] != area:
             continue
@@ -239,13 +247,14 @@ def battle_inputs_nb(state, map_arrays, area, defender, block_half,
             n_def += 1
             p = state.block_prev_area[b]
             supporting = p >= 0 and (held_from_start or state.block_arrival[b] > first_def_arrival)
-            if supporting:
-                seen = False
-                for q in range(n_support):
-                    if support_dirs[q] == p:
+            if supporting and n_support < 16:
+                seen = False  # an earlier supporting defender from the same direction
+                for q in range(n_def - 1):
+                    d = out_def_idx[q]
+                    later = held_from_start or state.block_arrival[d] > first_def_arrival
+                    if state.block_prev_area[d] == p and later:
                         seen = True
-                if not seen and n_support < support_dirs.shape[0]:
-                    support_dirs[n_support] = p
+                if not seen:
                     n_support += 1
     fortified = n_att > 0
     for k in range(n_att):
@@ -343,11 +352,12 @@ class BattleScratch(NamedTuple):
     defending blocks, attack directions; ``force`` int64 (4, n_blocks): attackers' SP and arm, defenders'
     SP and arm; ``fhalf`` bool (2, n_blocks); ``prep`` int64 (N_PREP,); ``res`` int64 (N_OUT,); ``blocks``
     int64 (2, n_blocks): retreating blocks and their targets; ``area_flags`` bool (3, n_areas): enemy
-    areas, retreat goals, allowed areas; ``area_counts`` int32 (2, n_areas); ``edge_blocked`` bool
+    areas, retreat goals, allowed areas; ``area_counts`` int32 (2, n_areas) (also :func:`find_battles_scratch_nb`'s
+    counts, before each battle); ``edge_blocked`` bool
     (n_links,); ``cand`` int64 (2, n_links + 1): retreat candidates and their distances. For the loop's
-    battle step (``game.nb.battles_nb``): ``area_rows`` int64 (3, n_areas) (battle areas, sizes, tied
-    areas), ``adv`` int64 (n_blocks,), ``eff`` int64 (2, N_EFFECT), ``rec`` int64 (N_B,), ``opts`` int64
-    (n_cards + 1,)."""
+    battle step (``game.nb.battles_nb``): ``area_rows`` int64 (4, n_areas) (battle areas, sizes, tied
+    areas, the tied battles' size), ``adv`` int64 (n_blocks,), ``eff`` int64 (2, N_EFFECT), ``rec`` int64
+    (N_B,), ``opts`` int64 (n_cards + 1,)."""
 
     idx: np.ndarray
     force: np.ndarray
@@ -375,7 +385,7 @@ def new_battle_scratch_nb(n_blocks, n_areas, n_links, n_cards):
                          np.zeros(bnb.N_OUT, dtype=np.int64), np.zeros((2, n_blocks), dtype=np.int64),
                          np.zeros((3, n_areas), dtype=np.bool_), np.zeros((2, n_areas), dtype=np.int32),
                          np.zeros(n_links, dtype=np.bool_), np.zeros((2, n_links + 1), dtype=np.int64),
-                         np.zeros((3, n_areas), dtype=np.int64), np.zeros(n_blocks, dtype=np.int64),
+                         np.zeros((4, n_areas), dtype=np.int64), np.zeros(n_blocks, dtype=np.int64),
                          np.zeros((2, bnb.N_EFFECT), dtype=np.int64), np.zeros(N_B, dtype=np.int64),
                          np.zeros(n_cards + 1, dtype=np.int64))
 

@@ -43,7 +43,7 @@ from soe_sim.engine.battles.nb import (
     apply_advance_nb,
     battle_candidates_nb,
     defender_side_nb,
-    find_battles_nb,
+    find_battles_scratch_nb,
     legal_advance_nb,
 )
 from soe_sim.engine.cards.nb import (
@@ -431,7 +431,14 @@ class EventWork(NamedTuple):
     masks (:func:`update_access_nb`): ``closed`` (2, n_areas) — areas a side's blocks may not enter
     (G15, G16) — and ``nation_ok`` (n_nations, n_areas) — where each nation's blocks may end a move
     or retreat; ``exec_pending`` int64 / ``exec_done`` bool (order capacity,): the pending orders of
-    :func:`execute_orders_nb` (scratch, so that kernel allocates nothing)."""
+    :func:`execute_orders_nb` (scratch, so that kernel allocates nothing). The card play's scratch (so that
+    :func:`card_play_nb` and :func:`discard_down_nb` allocate nothing and count no references): ``cp_card`` /
+    ``cp_use`` int64 (1 + 3 * n_cards,) the (card, use) rows of a CARD_PLAY decision (``cp_card``: also the
+    hand of a DISCARD decision), ``cp_chosen`` int64 (nf, 4) per card front the card and the use each side
+    chose (columns: Polish card, Soviet card, Polish use, Soviet use) and in ``cp_first`` int64 (nf,) the side
+    that chooses first, ``cp_ctx`` int64 (N_X,), ``cp_involved`` bool (n_blocks,) and ``cp_tmp`` int64
+    (max(n_areas, n_blocks),) the scratch of ``events.nb.event_usable_scratch_nb``, ``cp_value`` float64 (6,)
+    that of ``policies.event_value_nb``; ``nation_side`` int64 (n_nations,): scratch of :func:`update_access_nb`."""
 
     active: np.ndarray
     ctx: np.ndarray
@@ -450,6 +457,15 @@ class EventWork(NamedTuple):
     nation_ok: np.ndarray
     exec_pending: np.ndarray
     exec_done: np.ndarray
+    cp_card: np.ndarray
+    cp_use: np.ndarray
+    cp_chosen: np.ndarray
+    cp_first: np.ndarray
+    cp_ctx: np.ndarray
+    cp_involved: np.ndarray
+    cp_tmp: np.ndarray
+    cp_value: np.ndarray
+    nation_side: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------------
@@ -666,7 +682,11 @@ def new_event_work_nb(cfg, nbk, n_areas, n_cards, snap_status, snap_area, snap_s
                      np.zeros(evnb.N_EO, dtype=np.int64), np.zeros(nbk, dtype=np.bool_), snap_status, snap_area,
                      snap_sp, snap_garrison, elim_ever, destroyed_ever, np.zeros((2, n_areas), dtype=np.bool_),
                      cfg.nation_move_ok.copy(), np.zeros(max(order_capacity, 1), dtype=np.int64),
-                     np.zeros(max(order_capacity, 1), dtype=np.bool_))
+                     np.zeros(max(order_capacity, 1), dtype=np.bool_), np.zeros(1 + 3 * n_cards, dtype=np.int64),
+                     np.zeros(1 + 3 * n_cards, dtype=np.int64), np.zeros((max(cfg.card_fronts, 1), 4), dtype=np.int64),
+                     np.zeros(max(cfg.card_fronts, 1), dtype=np.int64), np.zeros(evnb.N_X, dtype=np.int64),
+                     np.zeros(nbk, dtype=np.bool_), np.zeros(max(n_areas, nbk), dtype=np.int64),
+                     np.zeros(6, dtype=np.float64), np.zeros(cfg.nation_move_ok.shape[0], dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -810,7 +830,7 @@ def unhide_nb(state, hidden):
             hidden[b] = False
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def update_access_nb(state, cfg, ew):
     """G15, G16: the phase's access masks in ``ew`` (call after the card play: card 23 activates at
     once).
@@ -824,13 +844,17 @@ def update_access_nb(state, cfg, ew):
     (``cfg.nation_supply_base``) becomes its side's in ``state.supply_base`` (EatS II.3, G16)."""
     n_areas = state.control.shape[0]
     closed = ew.closed
-    closed[:, :] = False
+    for a in range(n_areas):  # element loops, EventWork scratch: no allocation, no reference counting
+        closed[0, a] = False
+        closed[1, a] = False
     if cfg.kaunas >= 0 and not cfg.nation_active[LITHUANIAN]:
         closed[SIDE.POLISH, cfg.kaunas] = True
         if not ew.active[LITHUANIAN]:
             closed[SIDE.SOVIET, cfg.kaunas] = True
     n_nat = ew.nation_ok.shape[0]
-    nation_side = np.full(n_nat, -1, dtype=np.int64)
+    nation_side = ew.nation_side
+    for nat in range(n_nat):
+        nation_side[nat] = -1
     for b in range(state.block_side.shape[0]):
         nat = state.block_nation[b]
         nation_side[nat] = state.block_side[b]
@@ -876,11 +900,11 @@ def filter_moves_ok_nb(state, nation_ok, n, mv_block, mv_dest, mv_via, mv_detach
 # SoE 6.0, 10.1: replenish
 
 
-@njit(cache=True, _nrt=True, internal=True)
-def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg):
-    """SoE 6.0: the player discards ``must`` cards of his choice, one decision per card."""
+@njit(cache=True, _nrt=False, internal=True)
+def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg, hand):
+    """SoE 6.0: the player discards ``must`` cards of his choice, one decision per card. ``hand``: int64
+    scratch of at least ``n_cards`` entries (``EventWork.cp_card``)."""
     n_cards = cs.location.shape[1]
-    hand = np.empty(n_cards, dtype=np.int64)
     for _ in range(must):
         k = 0
         for c in range(n_cards):
@@ -898,12 +922,13 @@ def discard_down_nb(state, cs, side, must, policies, rng_policy, log, ctr, cfg):
 
 
 @njit(cache=True, _nrt=False, internal=True)
-def replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg):
-    """SoE 6.0: each side draws ``draw_per_round`` cards, then discards down to the hand limit."""
+def replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg, hand):
+    """SoE 6.0: each side draws ``draw_per_round`` cards, then discards down to the hand limit (``hand``:
+    :func:`discard_down_nb`'s scratch)."""
     for s in range(2):
         drawn, must = replenish_nb(cs, s, kr, rng_chance)
         log_event_nb(log, ctr, state, EVENT.CARDS_DRAWN, s, -1, -1, -1, drawn, must)
-        discard_down_nb(state, cs, s, must, policies, rng_policy, log, ctr, cfg)
+        discard_down_nb(state, cs, s, must, policies, rng_policy, log, ctr, cfg, hand)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -938,11 +963,13 @@ def arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr):
         log_event_nb(log, ctr, state, EVENT.ARRIVAL_CHECK, side, -1, thr, 1 if met else 0, card, mod)
 
 
-@njit(cache=True, _nrt=True, internal=True)
-def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_enemy, scratch_src, scratch_depot):
+@njit(cache=True, _nrt=False, internal=True)
+def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_enemy, scratch_src, scratch_depot,
+                out):
     """SoE 4.0: place the scheduled reinforcements due now (reinforce.arrive_reinforcements_nb).
     Nothing is due (the test of ``arrive_reinforcements_nb``): nothing to do — the scratch supply
-    arrays are not computed (every reader recomputes them first)."""
+    arrays are not computed (every reader recomputes them first). ``out`` int64 (n_blocks,): scratch
+    (``GameWork.arrived``)."""
     due = False
     r0 = state.round[0]
     p0 = state.phase[0]
@@ -964,7 +991,6 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
                      m.garrison, scratch_enemy, scratch_src, scratch_depot)
     nbk = state.block_side.shape[0]
-    out = np.empty(nbk, dtype=np.int64)
     arrive_reinforcements_nb(m.adj_indptr, m.adj_indices, m.eastern_link, scratch_enemy, scratch_depot,
                              er.max_blocks, state.round[0], state.phase[0], condition_met, state.block_side,
                              state.block_status, state.block_area, state.block_sp, state.block_prev_area,
@@ -984,7 +1010,7 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
 # SoE 7.1: card play
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders):
     """SoE 7.1: per front, each side plays at most one card: orders (7.11, ``extra_orders[side,
     front]``), cubes (7.12), a historical event (7.13) or pass.
@@ -999,18 +1025,16 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
     initiative, south …; SoE 7.1 items 3–4). An event is offered only when
     ``events.nb.event_usable_nb`` says it would do something on its front (EV2); its target is an
     EVENT_TARGET decision at its reveal. An event that an earlier card's event has left with nothing
-    to act on fizzles (the card is still played)."""
-    n_cards = cs.location.shape[1]
-    size = 1 + 3 * n_cards
+    to act on fizzles (the card is still played). Its arrays are the ``EventWork``'s ``cp_*`` scratch: every
+    entry is written before it is read, so the kernel allocates nothing and counts no references."""
     nf = cfg.card_fronts
-    cards = np.empty(size, dtype=np.int64)
-    uses = np.empty(size, dtype=np.int64)
-    chosen_card = np.zeros((nf, 2), dtype=np.int64)
-    chosen_use = np.zeros((nf, 2), dtype=np.int64)
-    first_side = np.zeros(nf, dtype=np.int64)
-    ev_ctx = np.empty(evnb.N_X, dtype=np.int64)  # scratch of event_usable_scratch_nb
-    ev_involved = np.zeros(state.block_side.shape[0], dtype=np.bool_)
-    ev_tmp = np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64)
+    cards = ew.cp_card
+    uses = ew.cp_use
+    chosen = ew.cp_chosen  # [f, s]: the card side s chose for front f; [f, 2 + s]: its use
+    first_side = ew.cp_first
+    ev_ctx = ew.cp_ctx  # scratch of event_usable_scratch_nb
+    ev_involved = ew.cp_involved
+    ev_tmp = ew.cp_tmp
     for f in range(nf):
         ini = state.initiative_side[f]
         first = 1 - ini if ini >= 0 else SIDE.POLISH
@@ -1022,7 +1046,7 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
             for i in range(n):  # G3: an event play only when the event would do something (EV2)
                 taken = False  # placed face down for an earlier front: still in the hand, no longer to choose
                 for f0 in range(f):
-                    if cards[i] != NO_CARD and chosen_card[f0, s] == cards[i]:
+                    if cards[i] != NO_CARD and chosen[f0, s] == cards[i]:
                         taken = True
                 if taken:
                     continue
@@ -1036,22 +1060,23 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
             if feat.shape[0] > 0:
                 pnb.fill_card_play_features_nb(cs, s, f, cards, uses, n, feat)
                 pnb.fill_card_play_event_features_nb(state, cs, orders, policies, cfg.etable, s, f, cards, uses, n,
-                                                     feat)
+                                                     feat, ev_ctx, ew.cp_value)
             c = decide_nb(policies, s, DECISION.CARD_PLAY, n, feat, rng_policy, ctr, cfg)
-            chosen_card[f, s] = cards[c]
-            chosen_use[f, s] = uses[c]
+            chosen[f, s] = cards[c]
+            chosen[f, 2 + s] = uses[c]
     for f in range(nf):
         for k in range(2):  # 7.1 items 3, 4: the non-initiative card is revealed first
             s = first_side[f] if k == 0 else 1 - first_side[f]
             # 7.12: the cubes go to the front's pool
-            extra, ev = apply_card_play_nb(cs, s, chosen_card[f, s], chosen_use[f, s], state.cubes[:, f])
+            extra, ev = apply_card_play_nb(cs, s, chosen[f, s], chosen[f, 2 + s], state.cubes[:, f])
             extra_orders[s, f] += extra
-            if chosen_card[f, s] != NO_CARD:
-                log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, chosen_card[f, s],
-                             chosen_use[f, s])
+            if chosen[f, s] != NO_CARD:
+                log_event_nb(log, ctr, state, EVENT.CARD_PLAYED, s, f, -1, extra, chosen[f, s], chosen[f, 2 + s])
             if ev != NO_CARD:
                 evnb.card_play_context_nb(ew.ctx, f)
-                ew.involved[:] = False
+                involved = ew.involved
+                for b in range(involved.shape[0]):  # element loop: no temporary array
+                    involved[b] = False
                 t = choose_event_target_nb(state, cs, orders, m, cfg, ew, s, ev, policies, rng_policy, ctr)
                 if t != -2:
                     resolve_event_nb(state, cs, orders, m, cfg, ew, s, ev, t, False, rng_chance, log, ctr)
@@ -1798,7 +1823,7 @@ def advance_nb(state, orders, m, er, cfg, ew, side, area, policies, rng_policy, 
         log_event_nb(log, ctr, state, EVENT.ADVANCE, side, area, back, b, 0, 0)
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, rng_policy, log, ctr, block_half,
                wd_mode, reorg_rows, snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, bscr):
     """SoE 7.4: fight every battle, smallest first — in 3–4 player scenarios the northern front's
@@ -1809,7 +1834,7 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
     and initiative (battles module); a winning attacker may send blocks back (7.43, decisions
     ADVANCE); then the attacker's and the defender's reaction cards (7.1 item 6, EV10), and only then
     the battle's cards leave play. ``bscr``: the loop's ``battles.nb.BattleScratch`` (its arrays here and in
-    the resolution of each battle: no allocation per battle)."""
+    the resolution of each battle: no allocation, no reference counting)."""
     n_areas = state.control.shape[0]
     areas = bscr.area_rows[0]
     sizes = bscr.area_rows[1]
@@ -1823,7 +1848,7 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
     rec[:] = 0
     opts = bscr.opts[:cs.location.shape[1] + 1]  # the card options of a side
     for _guard in range(2 * n_areas + 2):
-        k = find_battles_nb(state, areas, sizes)
+        k = find_battles_scratch_nb(state, areas, sizes, bscr.area_counts)
         if k == 0:
             return
         n_tied, tied_front = battle_candidates_nb(m, cfg.two_front, areas, sizes, k, tied)
@@ -1836,7 +1861,9 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
                     size = sizes[i]
             feat = feat_buffer_nb(policies, chooser, n_tied, ctr)
             if feat.shape[0] > 0:
-                szs = np.full(n_tied, size, dtype=np.int64)
+                szs = bscr.area_rows[3, :n_tied]
+                for i in range(n_tied):
+                    szs[i] = size
                 pnb.fill_battle_order_features_nb(state, orders, m, policies, chooser, tied, szs, n_tied, feat)
             area = tied[decide_nb(policies, chooser, DECISION.BATTLE_ORDER, n_tied, feat, rng_policy, ctr, cfg)]
             log_event_nb(log, ctr, state, EVENT.BATTLE_CHOSEN, chooser, area, -1, -1, size, n_tied)
@@ -1894,7 +1921,9 @@ def battles_nb(state, cs, orders, m, cr, er, kr, cfg, ew, policies, rng_chance, 
             reaction_loop_nb(state, cs, orders, m, cfg, ew, attacker, policies, rng_chance, rng_policy, log, ctr)
         if _may_react_nb(cs, cfg.etable, defender):
             reaction_loop_nb(state, cs, orders, m, cfg, ew, defender, policies, rng_chance, rng_policy, log, ctr)
-        ew.involved[:] = False
+        involved = ew.involved
+        for b in range(involved.shape[0]):  # element loop: no temporary array
+            involved[b] = False
         end_battle_nb(cs, attacker)
         end_battle_nb(cs, defender)
         if ctr[C_ABORT] != ABORT.NONE:
@@ -2073,11 +2102,12 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                 destroyed_ever)
 
 
-@njit(cache=True, _nrt=True, internal=True)
-def control_nb(state, m, log, ctr):
-    """SoE 1.3, 7.8: control of every area and the VP of key cities changing hands."""
-    old = state.control.copy()
-    out = np.zeros(1, dtype=np.int64)
+@njit(cache=True, _nrt=False, internal=True)
+def control_nb(state, m, log, ctr, old, out):
+    """SoE 1.3, 7.8: control of every area and the VP of key cities changing hands. ``old`` (n_areas,) of
+    ``state.control``'s dtype and ``out`` int64 (1,): scratch (``GameWork.control_prev`` / ``vp_change``)."""
+    for i in range(old.shape[0]):  # element loop: no allocation, no reference counting
+        old[i] = state.control[i]
     update_control_nb(m.garrison, m.eastern_link, m.vp, state.block_side, state.block_area, state.block_status,
                       state.garrison_side, state.control, out)
     for i in range(old.shape[0]):
@@ -2652,8 +2682,9 @@ class GameWork(NamedTuple):
     loop allocates nothing and runs without reference counting): the elimination trackers, the
     victory conditions met, the phase's half-strength blocks and extra orders, the supply scratch
     (``blocks``, ``enemy``, ``src``, ``depot``, ``depot_dist``), the position snapshot, the move /
-    Withdraw scratch, the :class:`EventWork` ``ew``, the garrison trackers of EatS II.4.2 and the
-    leaders' :class:`~soe_sim.engine.leaders.nb.LeaderWork` ``lw``."""
+    Withdraw scratch, the :class:`EventWork` ``ew``, the garrison trackers of EatS II.4.2, the
+    leaders' :class:`~soe_sim.engine.leaders.nb.LeaderWork` ``lw``, and the scratch of :func:`arrivals_nb`
+    (``arrived``) and :func:`control_nb` (``control_prev``, ``vp_change``)."""
 
     elim_ever: np.ndarray
     destroyed_ever: np.ndarray
@@ -2677,6 +2708,9 @@ class GameWork(NamedTuple):
     garrison_phase0: np.ndarray
     garrison_waiting: np.ndarray
     lw: object  # leaders.nb.LeaderWork
+    arrived: np.ndarray
+    control_prev: np.ndarray
+    vp_change: np.ndarray
 
 
 class GameScratch(NamedTuple):
@@ -2810,7 +2844,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
     log_event_nb(log, ctr, state, EVENT.GAME_START, -1, -1, -1, -1, state.vp[0], state.phase[0])
     for s in range(2):
         shuffle_draw_pile_nb(cs, s, rng_chance)
-    replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg)  # G1
+    replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg, ew.cp_card)  # G1
 
     outcome = OUTCOME.FINISHED
     winner = -1
@@ -2826,13 +2860,13 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
         if p == PHASE_REPLENISH:
             log_event_nb(log, ctr, state, EVENT.ROUND_START, -1, -1, -1, -1, r, 0)
             lw.used[:] = False  # SoE 9.0: each leader's order once per round
-            replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg)
+            replenish_phase_nb(state, cs, kr, policies, rng_chance, rng_policy, log, ctr, cfg, ew.cp_card)
         elif p == PHASE_REINFORCEMENT:
             if cfg.no_reinforcement_phase:
                 log_event_nb(log, ctr, state, EVENT.PHASE_SKIPPED, -1, -1, -1, -1, 1, 0)
             else:
                 snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
-                arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot)
+                arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot, w.arrived)
                 reinforcement_phase_nb(state, orders, m, er, rr, cfg, ew.active, policies, rng_policy, log, ctr, blocks,
                                        enemy, src, depot, depot_dist)
                 for b in range(nbk):  # keep the trackers (nothing is destroyed here)
@@ -2853,9 +2887,9 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                     drawn, must = two_front_extra_draw_nb(cs, s, p, kr, rng_chance)
                     if drawn > 0 or must > 0:
                         log_event_nb(log, ctr, state, EVENT.CARDS_DRAWN, s, -1, -1, -1, drawn, must)
-                        discard_down_nb(state, cs, s, must, policies, rng_policy, log, ctr, cfg)
+                        discard_down_nb(state, cs, s, must, policies, rng_policy, log, ctr, cfg, ew.cp_card)
             arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr)
-            arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot)
+            arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot, w.arrived)
             card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders)
             freeze_inactive_nb(state, orders, ew.active)  # G15 (after card play: card 23 activates at once)
             update_access_nb(state, cfg, ew)  # G15, G16: neutral ground, Kaunas, max_distance, fronts
@@ -2921,7 +2955,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                     if garrison_phase0[i] >= 0 and state.garrison_side[i] < 0:
                         garrison_waiting[i] = True
                 supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, garrison_waiting)
-            control_nb(state, m, log, ctr)
+            control_nb(state, m, log, ctr, w.control_prev, w.vp_change)
             cap_saved_cubes_nb(state, cube_cap, log, ctr)  # EatS X (V8)
             imm = immediate_victory_nb(state, cfg)
         _after_phase_nb(state, cs, m, er, cfg, vp_start, log, ctr, elim_ever)

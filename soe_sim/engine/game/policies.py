@@ -1594,22 +1594,34 @@ def _draw_average_nb(cs, side, lo, p_mod, net_mod):
     return p0 / cnt, net0 / cnt
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_battle_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, feat):
     """BATTLE_CARD columns ``p_win`` / ``net_sp`` of each row (``cards[i]``, row 0 = none) and, in every
     row, those of row 0 (``p_win_none`` / ``net_sp_none``) and the battle's ``area``: ``side``'s exact
     chance to win the battle in ``area`` and its expected net SP with that battle card in play (SoE
     7.41.1) and its combat card drawn blind from its own pile, against the enemy's blind draw, in the
-    battle as ``side`` knows it (:func:`_known_battle_prep_nb`; the enemy's battle card is not known)."""
+    battle as ``side`` knows it (:func:`_known_battle_prep_nb`; the enemy's battle card is not known).
+    The odds per modifier go to ``PolicySet.bt_odds`` (:func:`odds_slots_nb` covers every modifier the
+    cards give), so the kernel allocates nothing and counts no references; a game whose cards changed their
+    modifiers beyond it gets fresh arrays (:func:`_battle_card_odds_fresh_nb`)."""
     lo, hi = _modifier_range_nb(cs, pol, side)
-    # PolicySet scratch (odds_slots_nb covers every modifier the cards give); a game whose cards changed
-    # their modifiers beyond it would get fresh arrays instead
     if hi - lo + 1 <= pol.bt_odds.shape[1]:
-        p_mod = pol.bt_odds[0, :hi - lo + 1]
-        net_mod = pol.bt_odds[1, :hi - lo + 1]
+        _battle_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, feat, lo,
+                             pol.bt_odds[0, :hi - lo + 1], pol.bt_odds[1, :hi - lo + 1])
     else:
-        p_mod = np.empty(hi - lo + 1, dtype=np.float64)
-        net_mod = np.empty(hi - lo + 1, dtype=np.float64)
+        _battle_card_odds_fresh_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, feat, lo, hi)
+
+
+@njit(cache=True, _nrt=True, internal=True)
+def _battle_card_odds_fresh_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, feat, lo, hi):
+    """:func:`fill_battle_card_odds_nb` with its odds per modifier in fresh arrays."""
+    _battle_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, feat, lo,
+                         np.empty(hi - lo + 1, dtype=np.float64), np.empty(hi - lo + 1, dtype=np.float64))
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _battle_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, cards, n, feat, lo, p_mod, net_mod):
+    """:func:`fill_battle_card_odds_nb` with ``p_mod`` / ``net_mod`` (one entry per modifier from ``lo``)."""
     prep = pol.bt_prep
     for i in range(n):
         _known_battle_prep_nb(state, cs, orders, m, pol, side, area, attacker, max(cards[i], 0), prep)
@@ -1623,7 +1635,7 @@ def fill_battle_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, ca
         feat[i, 12] = area
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def fill_combat_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, n, feat):
     """COMBAT_CARD columns ``p_win`` / ``net_sp`` of each row, in every row those of row 0 (the draw:
     ``p_win_draw`` / ``net_sp_draw``) and the battle's ``area``: ``side``'s exact chance to win the
@@ -1632,7 +1644,8 @@ def fill_combat_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, n,
     discard pile that will be reshuffled; after the draw, EatS IX.3, the card drawn) against the
     enemy's blind draw from its deck distribution, in the battle as ``side`` knows it
     (:func:`_known_battle_prep_nb`). Call after :func:`fill_battle_features_nb` (and
-    :func:`fill_drawn_card_features_nb`): reads the ``value`` column."""
+    :func:`fill_drawn_card_features_nb`): reads the ``value`` column. The odds per modifier go to
+    ``PolicySet.bt_odds`` as in :func:`fill_battle_card_odds_nb` (beyond it: :func:`_combat_card_odds_fresh_nb`)."""
     after_draw = feat[0, 10] > 0
     drawn_card = int(feat[0, 11]) if after_draw else -1
     own_card = NO_CARD
@@ -1646,12 +1659,24 @@ def fill_combat_card_odds_nb(state, cs, orders, m, pol, side, area, attacker, n,
         v = int(np.floor(feat[i, 1]))
         lo = min(lo, v)
         hi = max(hi, v + 1)
-    if hi - lo + 1 <= pol.bt_odds.shape[1]:  # PolicySet scratch, as in fill_battle_card_odds_nb
-        p_mod = pol.bt_odds[0, :hi - lo + 1]
-        net_mod = pol.bt_odds[1, :hi - lo + 1]
+    if hi - lo + 1 <= pol.bt_odds.shape[1]:
+        _combat_card_odds_nb(cs, pol, prep, side, area, attacker, n, feat, after_draw, lo,
+                             pol.bt_odds[0, :hi - lo + 1], pol.bt_odds[1, :hi - lo + 1])
     else:
-        p_mod = np.empty(hi - lo + 1, dtype=np.float64)
-        net_mod = np.empty(hi - lo + 1, dtype=np.float64)
+        _combat_card_odds_fresh_nb(cs, pol, prep, side, area, attacker, n, feat, after_draw, lo, hi)
+
+
+@njit(cache=True, _nrt=True, internal=True)
+def _combat_card_odds_fresh_nb(cs, pol, prep, side, area, attacker, n, feat, after_draw, lo, hi):
+    """:func:`fill_combat_card_odds_nb` with its odds per modifier in fresh arrays."""
+    _combat_card_odds_nb(cs, pol, prep, side, area, attacker, n, feat, after_draw, lo,
+                         np.empty(hi - lo + 1, dtype=np.float64), np.empty(hi - lo + 1, dtype=np.float64))
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _combat_card_odds_nb(cs, pol, prep, side, area, attacker, n, feat, after_draw, lo, p_mod, net_mod):
+    """:func:`fill_combat_card_odds_nb` on the prepared battle ``prep``, with ``p_mod`` / ``net_mod`` (one entry
+    per modifier from ``lo``)."""
     _combat_value_odds_nb(pol, prep, side, attacker, lo, p_mod, net_mod)
     if after_draw:
         p0 = p_mod[int(feat[0, 12]) - lo]
@@ -1820,12 +1845,11 @@ def event_value_nb(state, cs, orders, pol, table, side, card, ctx, out):
     return 2.0 * out[0] + out[1] + 0.5 * out[2] + out[3] + pr[P_CUBES_WEIGHT] * (out[4] + out[5])
 
 
-@njit(cache=True, _nrt=True, internal=True)
-def fill_card_play_event_features_nb(state, cs, orders, pol, table, side, front, cards, uses, n, feat):
-    """CARD_PLAY column ``event_value`` (:func:`event_value_nb`) of the ``USE_EVENT`` rows."""
-    ctx = np.empty(enb.N_X, dtype=np.int64)
+@njit(cache=True, _nrt=False, internal=True)
+def fill_card_play_event_features_nb(state, cs, orders, pol, table, side, front, cards, uses, n, feat, ctx, tmp):
+    """CARD_PLAY column ``event_value`` (:func:`event_value_nb`) of the ``USE_EVENT`` rows. ``ctx`` int64
+    (N_X,) and ``tmp`` float64 (6,): scratch (``game.nb.EventWork.cp_ctx`` / ``cp_value``)."""
     enb.card_play_context_nb(ctx, front)
-    tmp = np.zeros(6, dtype=np.float64)
     for i in range(n):
         if uses[i] == USE_EVENT and cards[i] > 0:
             feat[i, 8] = event_value_nb(state, cs, orders, pol, table, side, cards[i], ctx, tmp)

@@ -52,7 +52,8 @@ def new_game_work(state, cs, orders, m, cfg) -> nb.GameWork:
         wd_dest=np.empty(nbk, dtype=np.int64), wd_mode=np.zeros(n_areas, dtype=np.int64),
         reorg_rows=np.empty(nbk, dtype=np.int64), ew=ew,
         garrison_phase0=np.empty(n_areas, dtype=state.garrison_side.dtype),
-        garrison_waiting=np.zeros(n_areas, dtype=np.bool_), lw=lw,
+        garrison_waiting=np.zeros(n_areas, dtype=np.bool_), lw=lw, arrived=np.empty(nbk, dtype=np.int64),
+        control_prev=np.empty(n_areas, dtype=state.control.dtype), vp_change=np.zeros(1, dtype=np.int64),
     )
 
 
