@@ -566,7 +566,7 @@ def test_inactive_neutral_blocks_do_not_cut_supply():
             nb.supply_nb(st, m.arrays, setup.er, log.records, log.ctr, z(np.int32), z(np.bool_), z(np.int32),
                          z(np.bool_), z(np.int32), st.block_status.copy(), st.block_area.copy(), st.block_sp.copy(),
                          st.garrison_side.copy(), np.zeros(nbk, bool), np.zeros(nbk, bool), active,
-                         np.zeros(nbk, bool))
+                         np.zeros(nbk, bool), np.zeros((2, nb.N_OOS), np.int64), np.zeros(1, np.int64))
             got.append(bool(st.block_in_supply[pl]))
         tried += 1
         assert not got[1], m.ids[a]  # surrounded by enemy blocks: cut off (E1)

@@ -63,7 +63,8 @@ def _stacking(setup, st):
     nb.stacking_nb(st, setup.game_map.arrays, setup.er, log.records, log.ctr, i32(), bl(), i32(), bl(), i32(),
                    np.empty(nbk, st.block_status.dtype), np.empty(nbk, st.block_area.dtype),
                    np.empty(nbk, st.block_sp.dtype), np.empty(n, st.garrison_side.dtype),
-                   np.zeros(nbk, np.bool_), np.zeros(nbk, np.bool_), ew.closed, ew.nation_ok)
+                   np.zeros(nbk, np.bool_), np.zeros(nbk, np.bool_), ew.closed, ew.nation_ok, np.empty(nbk, np.int64),
+                   np.zeros(2, np.int64), np.zeros(nbk, np.bool_))
     return ew
 
 

@@ -278,7 +278,7 @@ def _effect_choice_kind_nb(table, side, card, code):
     return TK_NONE
 
 
-@njit(cache=True, _nrt=True, internal=True)
+@njit(cache=True, _nrt=False, internal=True)
 def effect_options_nb(state, orders, map_arrays, table, active_nations, side, card, e, ctx, out, limit):
     """The options of effect ``e`` of ``card`` (areas or blocks, ascending index) written to ``out``;
     returns how many, at most ``limit`` (the first ones: 1 asks only whether there is one, EV2).
@@ -334,31 +334,8 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
         b = val
         if not in_events_area_nb(state, b) or state.block_side[b] != side:
             return 0
-        only = -1  # EV8: "place … in Warsaw" (at_area) restricts the depots to that area
-        for q in range(table.n_fx[side, c]):
-            if table.fx_code[side, c, q] == FX_AT_AREA:
-                only = table.fx_value[side, c, q]
-        blocks = np.zeros((2, n_areas), dtype=np.int32)
-        enemy = np.zeros((2, n_areas), dtype=np.bool_)
-        src = np.zeros((2, n_areas), dtype=np.int32)
-        depot = np.zeros((2, n_areas), dtype=np.bool_)
-        enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
-                          enemy)
-        supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
-                         map_arrays.supply_source, state.supply_base, map_arrays.garrison, enemy, src, depot)
-        for a in range(n_areas):
-            if not depot[side, a] or enemy[side, a] or (only >= 0 and a != only):
-                continue
-            if side == SIDE.POLISH and map_arrays.eastern_link[a]:
-                continue
-            if not _area_ok_front_nb(map_arrays, table, side, card, ctx, a):
-                continue
-            if not map_arrays.eastern_link[a] and blocks[side, a] >= table.max_blocks:
-                continue
-            out[k] = a
-            k += 1
-            if k == limit:
-                return k
+        # the supply search's arrays are allocated there: this kernel allocates nothing and counts no references
+        k = _reinforce_options_nb(state, map_arrays, table, side, card, ctx, out, limit)
     elif code == FX_ELIMINATE_NATION_BLOCK:
         for b in range(nbk):
             if state.block_status[b] != STATUS.ON_MAP or state.block_side[b] != 1 - side:
@@ -389,6 +366,42 @@ def effect_options_nb(state, orders, map_arrays, table, active_nations, side, ca
             k += 1
             if k == limit:
                 return k
+    return k
+
+
+@njit(cache=True, _nrt=True, internal=True)
+def _reinforce_options_nb(state, map_arrays, table, side, card, ctx, out, limit):
+    """:func:`effect_options_nb` of a ``reinforce`` effect (EV8): the side's supply depots (a supply search on
+    arrays of its own) of the front without enemy blocks and with room, the card's ``at_area`` only when it has
+    one."""
+    c = card - 1
+    n_areas = state.control.shape[0]
+    k = 0
+    only = -1  # EV8: "place … in Warsaw" (at_area) restricts the depots to that area
+    for q in range(table.n_fx[side, c]):
+        if table.fx_code[side, c, q] == FX_AT_AREA:
+            only = table.fx_value[side, c, q]
+    blocks = np.zeros((2, n_areas), dtype=np.int32)
+    enemy = np.zeros((2, n_areas), dtype=np.bool_)
+    src = np.zeros((2, n_areas), dtype=np.int32)
+    depot = np.zeros((2, n_areas), dtype=np.bool_)
+    enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
+                      enemy)
+    supply_depots_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
+                     map_arrays.supply_source, state.supply_base, map_arrays.garrison, enemy, src, depot)
+    for a in range(n_areas):
+        if not depot[side, a] or enemy[side, a] or (only >= 0 and a != only):
+            continue
+        if side == SIDE.POLISH and map_arrays.eastern_link[a]:
+            continue
+        if not _area_ok_front_nb(map_arrays, table, side, card, ctx, a):
+            continue
+        if not map_arrays.eastern_link[a] and blocks[side, a] >= table.max_blocks:
+            continue
+        out[k] = a
+        k += 1
+        if k == limit:
+            return k
     return k
 
 
@@ -725,8 +738,18 @@ def reaction_window_nb(state, cards, orders, map_arrays, table, active_nations, 
     description"): in hand, condition met (:func:`reaction_condition_met_nb`) and with at least one
     legal row (:func:`legal_event_targets_nb`). Writes their ids (ascending) to ``out_cards`` and
     returns how many (0: no decision; the loop adds a "pass" option)."""
+    return reaction_window_scratch_nb(state, cards, orders, map_arrays, table, active_nations, side, ctx, involved,
+                                      out_cards, np.empty(max(state.control.shape[0], state.block_side.shape[0]),
+                                                          dtype=np.int64))
+
+
+@njit(cache=True, _nrt=False)
+def reaction_window_scratch_nb(state, cards, orders, map_arrays, table, active_nations, side, ctx, involved, out_cards,
+                               tmp):
+    """:func:`reaction_window_nb` with the caller's ``tmp`` int64 (max(n_areas, n_blocks),) scratch (the round
+    loop's ``EventWork.ev_scratch``): no allocation, no reference counting. Whether a card has a legal row is
+    :func:`event_targets_scratch_nb`'s ``any_only`` answer, which is 0 exactly when the listing is empty."""
     n_cards = cards.location.shape[1]
-    tmp = np.empty(max(state.control.shape[0], state.block_side.shape[0]), dtype=np.int64)
     k = 0
     for c in range(n_cards):
         if cards.location[side, c] != HAND:
@@ -734,8 +757,8 @@ def reaction_window_nb(state, cards, orders, map_arrays, table, active_nations, 
         card = c + 1
         if not reaction_condition_met_nb(map_arrays, table, side, card, ctx):
             continue
-        if legal_event_targets_nb(state, cards, orders, map_arrays, table, active_nations, side, card, ctx,
-                                  involved, tmp) == 0:
+        if event_targets_scratch_nb(state, orders, map_arrays, table, active_nations, side, card, ctx, involved, tmp,
+                                    tmp, True) == 0:
             continue
         out_cards[k] = card
         k += 1

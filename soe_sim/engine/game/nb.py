@@ -438,7 +438,9 @@ class EventWork(NamedTuple):
     chose (columns: Polish card, Soviet card, Polish use, Soviet use) and in ``cp_first`` int64 (nf,) the side
     that chooses first, ``cp_ctx`` int64 (N_X,), ``cp_involved`` bool (n_blocks,) and ``cp_tmp`` int64
     (max(n_areas, n_blocks),) the scratch of ``events.nb.event_usable_scratch_nb``, ``cp_value`` float64 (6,)
-    that of ``policies.event_value_nb``; ``nation_side`` int64 (n_nations,): scratch of :func:`update_access_nb`."""
+    that of ``policies.event_value_nb``; ``nation_side`` int64 (n_nations,): scratch of :func:`update_access_nb`;
+    ``ev_scratch`` int64 (max(n_areas, n_blocks),): the event listings' scratch (:func:`choose_event_target_nb`,
+    :func:`reaction_loop_nb`)."""
 
     active: np.ndarray
     ctx: np.ndarray
@@ -466,6 +468,7 @@ class EventWork(NamedTuple):
     cp_tmp: np.ndarray
     cp_value: np.ndarray
     nation_side: np.ndarray
+    ev_scratch: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------------
@@ -686,15 +689,16 @@ def new_event_work_nb(cfg, nbk, n_areas, n_cards, snap_status, snap_area, snap_s
                      np.zeros(1 + 3 * n_cards, dtype=np.int64), np.zeros((max(cfg.card_fronts, 1), 4), dtype=np.int64),
                      np.zeros(max(cfg.card_fronts, 1), dtype=np.int64), np.zeros(evnb.N_X, dtype=np.int64),
                      np.zeros(nbk, dtype=np.bool_), np.zeros(max(n_areas, nbk), dtype=np.int64),
-                     np.zeros(6, dtype=np.float64), np.zeros(cfg.nation_move_ok.shape[0], dtype=np.int64))
+                     np.zeros(6, dtype=np.float64), np.zeros(cfg.nation_move_ok.shape[0], dtype=np.int64),
+                     np.zeros(max(n_areas, nbk), dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False, internal=True)
 def choose_event_target_nb(state, cs, orders, m, cfg, ew, side, card, policies, rng_policy, ctr):
     """The EVENT_TARGET decision: a row of ``events.nb.legal_event_targets_nb`` in the window
     ``ew.ctx`` (``-1`` for an event without a choice); ``-2`` when the event has no legal row."""
-    n = evnb.legal_event_targets_nb(state, cs, orders, m, cfg.etable, ew.active, side, card, ew.ctx, ew.involved,
-                                    ew.targets)
+    n = evnb.event_targets_scratch_nb(state, orders, m, cfg.etable, ew.active, side, card, ew.ctx, ew.involved,
+                                      ew.targets, ew.ev_scratch, False)
     if n == 0:
         return -2
     feat = feat_buffer_nb(policies, side, n, ctr)
@@ -759,8 +763,8 @@ def reaction_loop_nb(state, cs, orders, m, cfg, ew, side, policies, rng_chance, 
     ``events.nb.reaction_window_nb``), each with its EVENT_TARGET, until it passes or none is
     playable."""
     for _ in range(cs.location.shape[1]):
-        k = evnb.reaction_window_nb(state, cs, orders, m, cfg.etable, ew.active, side, ew.ctx, ew.involved,
-                                    ew.rcards)
+        k = evnb.reaction_window_scratch_nb(state, cs, orders, m, cfg.etable, ew.active, side, ew.ctx, ew.involved,
+                                            ew.rcards, ew.ev_scratch)
         if k == 0:
             return
         feat = feat_buffer_nb(policies, side, k + 1, ctr)
@@ -2019,14 +2023,16 @@ def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, 
 # SoE 7.7, 7.71, 7.33, 7.8: end of an operation phase
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-              snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, active, hidden):
+              snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, active, hidden, counts,
+              oos_vp):
     """SoE 7.7, 7.71: supply of every block; out-of-supply losses, eliminations (VP) and garrisons.
 
     Blocks of a nation that is not (yet) active (``neutral_nation``, e.g. Lithuania before card 23)
     are out of play: they never lose SP to supply and do not cut the other side's supply paths
-    (E14, G15; ``hidden`` is scratch)."""
+    (E14, G15; ``hidden`` is scratch). ``counts`` int64 (2, N_OOS) and ``oos_vp`` int64 (1,): scratch
+    (``GameWork.oos_counts`` / ``vp_change``); the supply searches allocate their own."""
     hid = hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
     supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
@@ -2040,8 +2046,6 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
         if state.block_status[b] == STATUS.ON_MAP and not active[state.block_nation[b]]:
             state.block_in_supply[b] = True
     snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
-    counts = np.zeros((2, N_OOS), dtype=np.int64)
-    oos_vp = np.zeros(1, dtype=np.int64)
     apply_out_of_supply_nb(state.block_side, state.block_arm, state.block_area, state.block_status, state.block_sp,
                            state.block_in_supply, state.garrison_side, src, er.vp_out_of_supply, counts, oos_vp)
     log_diff_nb(state, log, ctr, CAUSE.SUPPLY, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
@@ -2066,20 +2070,22 @@ def _overstacked_nb(state, m, er, side, cnt):
     return False
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, _nrt=False)
 def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
-                snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, closed, nation_ok):
+                snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, closed, nation_ok, dest,
+                cnt, insup):
     """SoE 7.33: pull back the latest arrivals of every overstacked area (Eastern Links exempt), the
     Poles first, then the Soviets (G9); enemy areas and depot distances are recomputed before each
     side so that no block is pulled back into an area the other side has just entered, the areas
     ``closed`` to the side (2, n_areas; G15, G16) count as enemy areas for the pull-back, and a
     block ends only where ``nation_ok`` (n_nations, n_areas; ``EventWork.nation_ok``, the retreat
     mask: neutral ground, a nation's ``max_distance`` / ``front_restriction``, EatS II.3 Germany for
-    the Poles) allows its nation (G16; none allowed: eliminated, as an encircled retreat)."""
+    the Poles) allows its nation (G16; none allowed: eliminated, as an encircled retreat). ``dest`` int64
+    (n_blocks,), ``cnt`` int64 (2,) and ``insup`` bool (n_blocks,): scratch (``GameWork.pull_dest`` /
+    ``pull_counts`` / ``insup``)."""
     nbk = state.block_side.shape[0]
-    dest = np.empty(nbk, dtype=np.int64)
-    cnt = np.zeros(2, dtype=np.int64)
-    insup = state.block_in_supply.copy()  # block_supply_nb writes per-block supply: keep 7.7's result
+    for b in range(nbk):  # block_supply_nb writes per-block supply: keep 7.7's result
+        insup[b] = state.block_in_supply[b]
     snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
     for s in range(2):
         if not _overstacked_nb(state, m, er, s, blocks):
@@ -2684,7 +2690,8 @@ class GameWork(NamedTuple):
     (``blocks``, ``enemy``, ``src``, ``depot``, ``depot_dist``), the position snapshot, the move /
     Withdraw scratch, the :class:`EventWork` ``ew``, the garrison trackers of EatS II.4.2, the
     leaders' :class:`~soe_sim.engine.leaders.nb.LeaderWork` ``lw``, and the scratch of :func:`arrivals_nb`
-    (``arrived``) and :func:`control_nb` (``control_prev``, ``vp_change``)."""
+    (``arrived``), :func:`control_nb` (``control_prev``, ``vp_change``), :func:`supply_nb` (``oos_counts``,
+    ``vp_change``) and :func:`stacking_nb` (``pull_dest``, ``pull_counts``, ``insup``)."""
 
     elim_ever: np.ndarray
     destroyed_ever: np.ndarray
@@ -2711,6 +2718,10 @@ class GameWork(NamedTuple):
     arrived: np.ndarray
     control_prev: np.ndarray
     vp_change: np.ndarray
+    oos_counts: np.ndarray
+    pull_dest: np.ndarray
+    pull_counts: np.ndarray
+    insup: np.ndarray
 
 
 class GameScratch(NamedTuple):
@@ -2944,10 +2955,10 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                       destroyed_ever)  # EatS II.3 Germany (V11; nothing without [internment])
             supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active,
-                      ew.hidden)
+                      ew.hidden, w.oos_counts, w.vp_change)
             stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
                         snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.closed,
-                        ew.nation_ok)
+                        ew.nation_ok, w.pull_dest, w.pull_counts, w.insup)
             intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                       destroyed_ever)  # a block pulled back into the territory (7.33)
             if er.garrisons_in_supply_phase:  # EatS II.4.2 (V6)

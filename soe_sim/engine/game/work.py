@@ -54,6 +54,8 @@ def new_game_work(state, cs, orders, m, cfg) -> nb.GameWork:
         garrison_phase0=np.empty(n_areas, dtype=state.garrison_side.dtype),
         garrison_waiting=np.zeros(n_areas, dtype=np.bool_), lw=lw, arrived=np.empty(nbk, dtype=np.int64),
         control_prev=np.empty(n_areas, dtype=state.control.dtype), vp_change=np.zeros(1, dtype=np.int64),
+        oos_counts=np.zeros((2, nb.N_OOS), dtype=np.int64), pull_dest=np.empty(nbk, dtype=np.int64),
+        pull_counts=np.zeros(2, dtype=np.int64), insup=np.zeros(nbk, dtype=np.bool_),
     )
 
 
