@@ -186,19 +186,30 @@ def sim_figures(ev: dict, tree, games: int, branch_sim: bool, cache_sim: bool) -
     return fig
 
 
-def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed,
-                 branch_sim: bool = False, cache_model: tuple | None = None) -> dict:
-    """Compile (natively) and measure (under callgrind) one tree; returns its figures."""
-    key = hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:12]
-    cache = root / f"cache-{key}-{cpu}"
-    env = _tree_env(tree, cache, cpu)
-    args = [str(helper), scenario, polish, soviet, str(games), str(seed)]
+def tree_key(tree: Path) -> str:
+    """The name of ``tree``'s build under the cache root (its resolved path, hashed)."""
+    return hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:12]
+
+
+def warm_tree(tree: Path, root: Path, cpu: str, runner: str, args: list[str]) -> dict:
+    """The environment of ``tree``'s build for ``cpu`` (its own numba cache under ``root``), after a native warm-up
+    run of ``runner`` that compiles the engine or loads it from that cache."""
+    env = _tree_env(tree, root / f"cache-{tree_key(tree)}-{cpu}", cpu)
     click.echo(f"{tree}: compiling or loading the engine for {cpu} (a cold compile takes minutes)...", err=True)
-    out = subprocess.run([sys.executable, "-c", RUNNER, *args, "warm"], cwd=tree, env=env, capture_output=True,
+    out = subprocess.run([sys.executable, "-c", runner, *args, "warm"], cwd=tree, env=env, capture_output=True,
                          text=True)
     if out.returncode != 0:
         raise click.ClickException(f"{tree}: the warm-up failed:\n{out.stderr[-2000:]}")
     tree_child_result(tree, out.stdout)
+    return env
+
+
+def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed,
+                 branch_sim: bool = False, cache_model: tuple | None = None) -> dict:
+    """Compile (natively) and measure (under callgrind) one tree; returns its figures."""
+    key = tree_key(tree)
+    args = [str(helper), scenario, polish, soviet, str(games), str(seed)]
+    env = warm_tree(tree, root, cpu, RUNNER, args)
     # the run's own file (the process id in its name): two runs on one tree at a time must not read each other's
     cg_out = root / f"callgrind-{key}-{os.getpid()}.out"
     if cg_out.exists():

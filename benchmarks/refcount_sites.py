@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 import collections
-import hashlib
 import os
 import re
 import subprocess
@@ -115,21 +114,14 @@ def summarize(edges: collections.Counter, games: int, top: int) -> dict:
 
 
 def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed, top):
-    key = hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:12]
-    cache = root / f"cache-{key}-{cpu}"
-    env = instructions._tree_env(tree, cache, cpu)
+    key = instructions.tree_key(tree)
     perf_map = root / f"refcount-{key}-{os.getpid()}.map"
     here = Path(__file__).resolve().parent
     setup = (f"sys.path.insert(0, {str(here)!r}); from profile_games import keep_object_code, write_perf_map; "
              "keep_object_code()")
     runner = instructions.runner_source(setup, f"extra['map'] = write_perf_map({str(perf_map)!r})[0]")
     args = [str(helper), scenario, polish, soviet, str(games), str(seed)]
-    click.echo(f"{tree}: compiling or loading the engine for {cpu} (a cold compile takes minutes)...", err=True)
-    out = subprocess.run([sys.executable, "-c", runner, *args, "warm"], cwd=tree, env=env, capture_output=True,
-                         text=True)
-    if out.returncode != 0:
-        raise click.ClickException(f"{tree}: the warm-up failed:\n{out.stderr[-2000:]}")
-    tree_child_result(tree, out.stdout)
+    env = instructions.warm_tree(tree, root, cpu, runner, args)
     cg_out = root / f"refcount-{key}-{os.getpid()}.out"
     click.echo(f"{tree}: {games} games under callgrind...", err=True)
     out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={cg_out}",
