@@ -77,7 +77,7 @@ _execute_order_nb       execute_withdraw_choice_scratch_nb  order execution / Wi
 leader_window_nb        legal_leader_orders_scratch_nb      leader windows / leader listing
 leader_window_nb        fill_leader_features_cached_nb      leader windows / leader features
 leader_window_nb        _use_leader_nb                      leader windows / leader order given
-battles_nb              find_battles_nb                     battles / find battles
+battles_nb              find_battles_scratch_nb             battles / find battles
 battles_nb              _soe_battle_cards_nb                battles / battle and combat card choices
 battles_nb              _battle_cards_after_draw_nb         battles / battle and combat card choices (EatS)
 battles_nb              resolve_battle_scratch_nb           battles / resolution, losses, retreats
