@@ -436,11 +436,11 @@ class EventWork(NamedTuple):
     ``cp_use`` int64 (1 + 3 * n_cards,) the (card, use) rows of a CARD_PLAY decision (``cp_card``: also the
     hand of a DISCARD decision), ``cp_chosen`` int64 (nf, 4) per card front the card and the use each side
     chose (columns: Polish card, Soviet card, Polish use, Soviet use) and in ``cp_first`` int64 (nf,) the side
-    that chooses first, ``cp_ctx`` int64 (N_X,), ``cp_involved`` bool (n_blocks,) and ``cp_tmp`` int64
-    (max(n_areas, n_blocks),) the scratch of ``events.nb.event_usable_scratch_nb``, ``cp_value`` float64 (6,)
-    that of ``policies.event_value_nb``; ``nation_side`` int64 (n_nations,): scratch of :func:`update_access_nb`;
-    ``ev_scratch`` int64 (max(n_areas, n_blocks),): the event listings' scratch (:func:`choose_event_target_nb`,
-    :func:`reaction_loop_nb`)."""
+    that chooses first, ``cp_ctx`` int64 (N_X,) and ``cp_involved`` bool (n_blocks,) the scratch of
+    ``events.nb.event_usable_scratch_nb`` (with ``ev_scratch``), ``cp_value`` float64 (6,) that of
+    ``policies.event_value_nb``; ``nation_side`` int64 (n_nations,): scratch of :func:`update_access_nb`;
+    ``ev_scratch`` int64 (max(n_areas, n_blocks),): the event listings' scratch (the card play's usability
+    test, :func:`choose_event_target_nb`, :func:`reaction_loop_nb`; none runs inside another)."""
 
     active: np.ndarray
     ctx: np.ndarray
@@ -465,7 +465,6 @@ class EventWork(NamedTuple):
     cp_first: np.ndarray
     cp_ctx: np.ndarray
     cp_involved: np.ndarray
-    cp_tmp: np.ndarray
     cp_value: np.ndarray
     nation_side: np.ndarray
     ev_scratch: np.ndarray
@@ -688,9 +687,8 @@ def new_event_work_nb(cfg, nbk, n_areas, n_cards, snap_status, snap_area, snap_s
                      np.zeros(max(order_capacity, 1), dtype=np.bool_), np.zeros(1 + 3 * n_cards, dtype=np.int64),
                      np.zeros(1 + 3 * n_cards, dtype=np.int64), np.zeros((max(cfg.card_fronts, 1), 4), dtype=np.int64),
                      np.zeros(max(cfg.card_fronts, 1), dtype=np.int64), np.zeros(evnb.N_X, dtype=np.int64),
-                     np.zeros(nbk, dtype=np.bool_), np.zeros(max(n_areas, nbk), dtype=np.int64),
-                     np.zeros(6, dtype=np.float64), np.zeros(cfg.nation_move_ok.shape[0], dtype=np.int64),
-                     np.zeros(max(n_areas, nbk), dtype=np.int64))
+                     np.zeros(nbk, dtype=np.bool_), np.zeros(6, dtype=np.float64),
+                     np.zeros(cfg.nation_move_ok.shape[0], dtype=np.int64), np.zeros(max(n_areas, nbk), dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -1038,7 +1036,7 @@ def card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy
     first_side = ew.cp_first
     ev_ctx = ew.cp_ctx  # scratch of event_usable_scratch_nb
     ev_involved = ew.cp_involved
-    ev_tmp = ew.cp_tmp
+    ev_tmp = ew.ev_scratch
     for f in range(nf):
         ini = state.initiative_side[f]
         first = 1 - ini if ini >= 0 else SIDE.POLISH
