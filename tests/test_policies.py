@@ -530,6 +530,23 @@ def test_argmax_tie_matches_its_oracle_and_draws_the_same_numbers():
         assert rng_nb[0] == rng_py[0], case  # the same draws: games stay identical
 
 
+def test_argmax_tie_nan_scores_keep_the_single_chain_reading():
+    """argmax_tie_nb's four running maxima read a NaN as the single running maximum did: a NaN after the
+    first score is never the best (``>`` is False), a NaN first score stays the maximum, nothing is within
+    1e-9 of it, the tie draw is still made (one draw over no row) and index 0 returned."""
+    for n, expected in ((2, 0), (5, 4), (9, 8), (11, 10)):
+        scores = np.arange(n, dtype=np.float64)
+        scores[n // 2 if n > 2 else 1] = np.nan
+        rng = np.array([7], dtype=np.uint64)
+        assert pol.argmax_tie_nb(scores, n, rng) == expected, n
+        assert rng[0] == 7  # one best: no draw
+        scores[0] = np.nan
+        assert pol.argmax_tie_nb(scores, n, rng) == 0, n
+        after_one_draw = np.array([7], dtype=np.uint64)
+        pol.rand_below_nb(after_one_draw, 0)
+        assert rng[0] == after_one_draw[0], n
+
+
 class _CombatCardOracle(JitPolicy):
     """balanced (with ``params``), checking at every COMBAT_CARD and BATTLE_CARD decision the ``p_win`` /
     ``net_sp`` columns against :func:`soe_sim.battle.battle_odds` of the battle the side knows (SoE 7.41:

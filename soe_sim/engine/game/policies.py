@@ -2326,27 +2326,51 @@ def _move_score_nb(p, attack, p_win, vp, en_sp, control, threatened, leaving_vp,
 def argmax_tie_nb(scores, n, rng):
     """Index of the highest score, ties (within 1e-9) broken uniformly from ``rng`` (one draw only
     when there is a tie)."""
-    # the first index of the maximum is the answer unless another score is within 1e-9 of it; the count
-    # of those is a branch-free (vectorized) pass, and only a tie needs the pass that finds the r-th
-    best = scores[0]
-    first = 0
-    for i in range(1, n):
-        if scores[i] > best:
-            best = scores[i]
-            first = i
+    # The maximum in four interleaved running maxima: one chain of compare-and-select over ~110 ORDER rows
+    # waits on itself at every element, four chains do not. Each chain skips a NaN as the single chain did
+    # (``>`` is False), and a NaN first score stays the maximum in all four, so the value is the single
+    # chain's. Only the rows within 1e-9 of it matter afterwards: their count and the sum of their indices
+    # come from one branch-free (vectorized) pass, and that sum is the answer when they are one row. None
+    # (a NaN maximum) keeps the old fallback: the draw is made, then index 0.
+    best0 = scores[0]
+    best1 = best0
+    best2 = best0
+    best3 = best0
+    i = 1
+    while i + 4 <= n:
+        s0 = scores[i]
+        s1 = scores[i + 1]
+        s2 = scores[i + 2]
+        s3 = scores[i + 3]
+        best0 = s0 if s0 > best0 else best0
+        best1 = s1 if s1 > best1 else best1
+        best2 = s2 if s2 > best2 else best2
+        best3 = s3 if s3 > best3 else best3
+        i += 4
+    while i < n:
+        s0 = scores[i]
+        best0 = s0 if s0 > best0 else best0
+        i += 1
+    best = best0
+    best = best1 if best1 > best else best
+    best = best2 if best2 > best else best
+    best = best3 if best3 > best else best
     lo = best - 1e-9
     k = 0
+    index_sum = 0
     for i in range(n):
-        k += scores[i] >= lo
+        tied = scores[i] >= lo
+        k += tied
+        index_sum += i * tied
     if k == 1:
-        return first
+        return index_sum
     r = rand_below_nb(rng, k)
     for i in range(n):
         if scores[i] >= lo:
             if r == 0:
                 return i
             r -= 1
-    return first
+    return 0
 
 
 # --------------------------------------------------------------------------------------------------
