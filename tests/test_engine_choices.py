@@ -368,6 +368,38 @@ def test_soe_7_3_orders_executed_in_the_chosen_order():
         assert done["area"] == ev.loc[i, "area"] and done["value"] == ev.loc[i, "value"]
 
 
+_MOVE_TYPES = {int(OrderType.MOVE_TO), int(OrderType.MOVE_OUT), int(OrderType.FORCED_MARCH_TO),
+               int(OrderType.FORCED_MARCH_OUT)}
+
+
+def test_soe_7_3_exec_order_movers_are_the_blocks_with_a_move_row():
+    """SoE 7.3 / G8: the ``movers`` column of an EXEC_ORDER option (the balanced policy executes the most
+    constrained order first) is the number of distinct blocks in ``legal_moves_nb``'s rows for that order on
+    the position of the decision, for movement orders (0 for the others)."""
+    checked = [0, 0]
+
+    def check(decision, options, view):
+        if decision != Decision.EXEC_ORDER:
+            return
+        st, od, setup = view.state, view.orders, view.setup
+        cap = st.n_blocks * setup.game_map.adj_indices.shape[0] * 3
+        rows = [np.empty(cap, np.int64) for _ in range(4)]
+        for o, movers in zip(options["order"].astype(int), options["movers"].astype(int)):
+            expected = 0
+            if int(od.order_type[o]) in _MOVE_TYPES:
+                k = onb.legal_moves_nb(st, od, setup.game_map.arrays, setup.orules, o, *rows)
+                expected = len(set(rows[0][:k].tolist()))
+                checked[1] += expected > 1
+            assert movers == expected, (o, movers, expected)
+            checked[0] += 1
+
+    for seed in range(6):
+        res = play_game("kiev-offensive", (40, seed), polish=_Recorder(check=check), soviet=_Recorder(check=check),
+                        check_invariants=True)
+        assert res.violations == 0
+    assert checked[0] >= 20 and checked[1] >= 5, checked
+
+
 # --- SoE 7.1: the face-down card play (G17) ---------------------------------------------------------------
 
 
