@@ -35,7 +35,8 @@ from soe_sim.engine.events import card_play_context, legal_event_targets
 from soe_sim.engine.game import Decision, game_setup, nb, play_game
 from soe_sim.engine.game.step import StepGame, describe_options
 from soe_sim.engine.nb import check_supply
-from soe_sim.engine.orders import N_WITHDRAW_INFO, OrderType, apply_move, new_order_state, order_constants, place_order
+from soe_sim.engine.orders import (N_WITHDRAW_INFO, OrderType, apply_move, move_capacity, new_order_state,
+                                   order_constants, place_order)
 from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import STATUS, engine_constants, new_game
 from soe_sim.rules import load_rules
@@ -382,7 +383,7 @@ def test_soe_7_3_exec_order_movers_are_the_blocks_with_a_move_row():
         if decision != Decision.EXEC_ORDER:
             return
         st, od, setup = view.state, view.orders, view.setup
-        cap = st.n_blocks * setup.game_map.adj_indices.shape[0] * 3
+        cap = move_capacity(st, setup.game_map.arrays)
         rows = [np.empty(cap, np.int64) for _ in range(4)]
         for o, movers in zip(options["order"].astype(int), options["movers"].astype(int)):
             expected = 0
