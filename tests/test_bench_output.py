@@ -84,3 +84,32 @@ def test_refcount_sites_counts_the_calls_by_caller_and_names_jit_code_from_the_p
     assert summary["NRT_incref"] == {"calls_per_game": 17.0, "instructions_per_game": 68.0,
                                      "callers": [{"function": caller, "calls_per_game": 15.0}]}
     assert summary["NRT_MemInfo_alloc_aligned"]["calls_per_game"] == 0
+
+
+def test_callgrind_profile_sums_self_costs_without_the_calls_inclusive_lines():
+    """benchmarks/callgrind_profile.py: a function's self cost is its cost lines less the inclusive cost after
+    each ``calls=`` line; a compressed name first given on a ``cfn=`` line, and JIT code named by its address,
+    are resolved (the perf map)."""
+    import callgrind_profile  # benchmarks/callgrind_profile.py
+    import refcount_sites
+
+    name_of = refcount_sites.perf_map_lookup("1000 100 _ZN7soe_sim6engine2nb17clear_bfs_into_nbB2v1E\n")
+    text = ("events: Ir Bc Bcm\n"
+            "fn=(1) main\n"
+            "3 100 10 2\n"
+            "cfn=(2) 0x0000000000001010\ncalls=5 0x1010\n4 900 90 30\n"
+            "+1 7 1 1\n"
+            "fn=(2)\n"
+            "0 800 80 25\n"
+            "5 100 10 5\n")
+    events, cost = callgrind_profile.self_costs(text, name_of)
+    assert events == ["Ir", "Bc", "Bcm"]
+    assert cost == {"main": [107, 11, 3], "engine.nb.clear_bfs_into_nb": [900, 90, 30]}
+    summary = callgrind_profile.summarize(events, cost, games=2, top=1)
+    assert summary["totals_per_game"] == {"Ir": 503.5, "Bc": 50.5, "Bcm": 16.5}
+    top = summary["by_mispredictions"][0]
+    assert top["function"] == "engine.nb.clear_bfs_into_nb" and top["Bcm_per_game"] == 15.0
+    assert top["Ir_share"] == round(900 / 1007, 4)
+    assert [r["function"] for r in summary["by_instructions"]] == ["engine.nb.clear_bfs_into_nb"]
+    events, cost = callgrind_profile.self_costs("events: Ir\nfn=(1) f\n1 4\n", name_of)
+    assert "by_mispredictions" not in callgrind_profile.summarize(events, cost, games=1, top=3)
