@@ -75,11 +75,11 @@ def enemy_presence_nb(block_side, block_area, block_status, garrison_side, out_b
         a = block_area[b]
         if block_status[b] == STATUS.ON_MAP and a >= 0:
             out_blocks[block_side[b], a] += 1
+    # ``|`` where ``or`` branched per area and side: one branch-free pass per row
     for i in range(n):
-        g = garrison_side[i]
-        for s in range(2):
-            e = 1 - s
-            out_enemy[s, i] = out_blocks[e, i] > 0 or g == e
+        out_enemy[0, i] = (out_blocks[1, i] > 0) | (garrison_side[i] == 1)
+    for i in range(n):
+        out_enemy[1, i] = (out_blocks[0, i] > 0) | (garrison_side[i] == 0)
 
 
 @njit(cache=True, _nrt=True, internal=True)
@@ -142,6 +142,46 @@ def _expand_nb(adj_bits, x, w, n0, n1, n2, n3):
 
 
 @njit(cache=True, inline="always")
+def _write_expand_nb(adj_bits, x, w, stop, d, out_dist, n0, n1, n2, n3):
+    """One pass over the areas of word ``w`` set in ``x``: each gets the distance ``d`` in ``out_dist``,
+    and the neighbour sets of those not in ``stop`` (a word) join ``n0..n3``, which it returns. One loop
+    where :func:`_write_layer_nb` and :func:`_expand_nb` make two: a loop over a layer's few areas ends
+    after a count that varies, a branch a predictor often misses (docs/engine-design.md "Session 41")."""
+    zero = np.uint64(0)
+    while x != zero:
+        j = _lowest_bit_nb(x)
+        u = 64 * w + j
+        out_dist[u] = d
+        if ((stop >> np.uint64(j)) & np.uint64(1)) == zero:  # most areas are not stop areas: predicted
+            n0 |= adj_bits[u, 0]
+            n1 |= adj_bits[u, 1]
+            n2 |= adj_bits[u, 2]
+            n3 |= adj_bits[u, 3]
+        x &= x - np.uint64(1)
+    return n0, n1, n2, n3
+
+
+@njit(cache=True, inline="always")
+def _queue_expand_nb(adj_bits, x, w, stop, d, out_dist, queue, k, n0, n1, n2, n3):
+    """:func:`_write_expand_nb` that also appends each area to ``queue[k:]`` (ascending, as
+    :func:`_queue_layer_nb`); returns ``n0..n3`` and the new length."""
+    zero = np.uint64(0)
+    while x != zero:
+        j = _lowest_bit_nb(x)
+        u = 64 * w + j
+        out_dist[u] = d
+        queue[k] = u
+        k += 1
+        if ((stop >> np.uint64(j)) & np.uint64(1)) == zero:  # most areas are not stop areas: predicted
+            n0 |= adj_bits[u, 0]
+            n1 |= adj_bits[u, 1]
+            n2 |= adj_bits[u, 2]
+            n3 |= adj_bits[u, 3]
+        x &= x - np.uint64(1)
+    return n0, n1, n2, n3, k
+
+
+@njit(cache=True, inline="always")
 def _next_layer_nb(adj_bits, x0, x1, x2, x3, r0, r1, r2, r3, a0, a1, a2, a3):
     """One step of a layered search: the neighbours of the areas ``x0..x3`` (the current layer's
     areas that may be passed through) that are allowed (``a0..a3``) and not reached yet
@@ -182,15 +222,29 @@ def _layers_nb(adj_bits, f0, f1, f2, f3, s0, s1, s2, s3, a0, a1, a2, a3, max_dep
     r0, r1, r2, r3 = f0, f1, f2, f3
     d = 0
     while (f0 | f1 | f2 | f3) != zero:
-        if write:
-            _write_layer_nb(f0, 0, d, out_dist)
-            _write_layer_nb(f1, 1, d, out_dist)
-            _write_layer_nb(f2, 2, d, out_dist)
-            _write_layer_nb(f3, 3, d, out_dist)
         if d >= max_depth:
+            if write:
+                _write_layer_nb(f0, 0, d, out_dist)
+                _write_layer_nb(f1, 1, d, out_dist)
+                _write_layer_nb(f2, 2, d, out_dist)
+                _write_layer_nb(f3, 3, d, out_dist)
             break
-        f0, f1, f2, f3, r0, r1, r2, r3 = _next_layer_nb(adj_bits, f0 & ~s0, f1 & ~s1, f2 & ~s2, f3 & ~s3, r0, r1, r2,
-                                                        r3, a0, a1, a2, a3)
+        if write:  # the layer's distances and its expansion in one pass per word
+            n0, n1, n2, n3 = _write_expand_nb(adj_bits, f0, 0, s0, d, out_dist, zero, zero, zero, zero)
+            n0, n1, n2, n3 = _write_expand_nb(adj_bits, f1, 1, s1, d, out_dist, n0, n1, n2, n3)
+            n0, n1, n2, n3 = _write_expand_nb(adj_bits, f2, 2, s2, d, out_dist, n0, n1, n2, n3)
+            n0, n1, n2, n3 = _write_expand_nb(adj_bits, f3, 3, s3, d, out_dist, n0, n1, n2, n3)
+            f0 = n0 & ~r0 & a0
+            f1 = n1 & ~r1 & a1
+            f2 = n2 & ~r2 & a2
+            f3 = n3 & ~r3 & a3
+            r0 |= f0
+            r1 |= f1
+            r2 |= f2
+            r3 |= f3
+        else:
+            f0, f1, f2, f3, r0, r1, r2, r3 = _next_layer_nb(adj_bits, f0 & ~s0, f1 & ~s1, f2 & ~s2, f3 & ~s3, r0, r1,
+                                                            r2, r3, a0, a1, a2, a3)
         d += 1
     return r0, r1, r2, r3
 
@@ -632,24 +686,41 @@ def reach_sets_into_nb(adj_bits, enemy_bits, side, start, allowance, out_dist, q
     for w in range(out_sets.shape[1]):
         out_sets[0, w] = zero
     d = 0
-    while d < allowance and (f0 | f1 | f2 | f3) != zero:
-        # SoE 7.31: entering an enemy area ends the move (the start is left whatever it holds)
-        if d > 0:
-            f0 &= ~enemy_bits[0]
-            f1 &= ~enemy_bits[1]
-            f2 &= ~enemy_bits[2]
-            f3 &= ~enemy_bits[3]
+    if allowance > 0:
+        # the start is left whatever it holds; each later layer is queued and (SoE 7.31: entering an enemy
+        # area ends the move) its areas other than enemy ones expanded in one pass per word; the last
+        # layer is only queued
         f0, f1, f2, f3, r0, r1, r2, r3 = _next_layer_nb(adj_bits, f0, f1, f2, f3, r0, r1, r2, r3, a0, a1, a2, a3)
-        d += 1
-        k = _queue_layer_nb(f0, 0, d, out_dist, queue, k)
-        k = _queue_layer_nb(f1, 1, d, out_dist, queue, k)
-        k = _queue_layer_nb(f2, 2, d, out_dist, queue, k)
-        k = _queue_layer_nb(f3, 3, d, out_dist, queue, k)
+        d = 1
         if d < out_sets.shape[0]:
             out_sets[d, 0] = r0 & ~s0
             out_sets[d, 1] = r1 & ~s1
             out_sets[d, 2] = r2 & ~s2
             out_sets[d, 3] = r3 & ~s3
+        while d < allowance and (f0 | f1 | f2 | f3) != zero:
+            n0, n1, n2, n3, k = _queue_expand_nb(adj_bits, f0, 0, enemy_bits[0], d, out_dist, queue, k, zero, zero,
+                                                 zero, zero)
+            n0, n1, n2, n3, k = _queue_expand_nb(adj_bits, f1, 1, enemy_bits[1], d, out_dist, queue, k, n0, n1, n2, n3)
+            n0, n1, n2, n3, k = _queue_expand_nb(adj_bits, f2, 2, enemy_bits[2], d, out_dist, queue, k, n0, n1, n2, n3)
+            n0, n1, n2, n3, k = _queue_expand_nb(adj_bits, f3, 3, enemy_bits[3], d, out_dist, queue, k, n0, n1, n2, n3)
+            f0 = n0 & ~r0 & a0
+            f1 = n1 & ~r1 & a1
+            f2 = n2 & ~r2 & a2
+            f3 = n3 & ~r3 & a3
+            r0 |= f0
+            r1 |= f1
+            r2 |= f2
+            r3 |= f3
+            d += 1
+            if d < out_sets.shape[0]:
+                out_sets[d, 0] = r0 & ~s0
+                out_sets[d, 1] = r1 & ~s1
+                out_sets[d, 2] = r2 & ~s2
+                out_sets[d, 3] = r3 & ~s3
+        k = _queue_layer_nb(f0, 0, d, out_dist, queue, k)
+        k = _queue_layer_nb(f1, 1, d, out_dist, queue, k)
+        k = _queue_layer_nb(f2, 2, d, out_dist, queue, k)
+        k = _queue_layer_nb(f3, 3, d, out_dist, queue, k)
     for e in range(d + 1, out_sets.shape[0]):
         for w in range(out_sets.shape[1]):
             out_sets[e, w] = out_sets[d, w]
