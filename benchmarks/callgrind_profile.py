@@ -20,9 +20,7 @@ mispredictions with ``--branch-sim``), each with its share of the tree's total.
 """
 from __future__ import annotations
 
-import collections
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -31,8 +29,8 @@ import click
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import instructions  # noqa: E402  (benchmarks/instructions.py: the builds, the helper, the runner)
-from _output import emit_json, game_options, tree_child_result  # noqa: E402
-from refcount_sites import _NAME, perf_map_lookup  # noqa: E402
+from _output import emit_json, game_options  # noqa: E402
+from refcount_sites import _NAME, run_named  # noqa: E402
 from stack_traffic import short_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,38 +101,17 @@ def summarize(events: list[str], cost: dict[str, list[int]], games: int, top: in
 
 def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed, top,
                  branch_sim):
-    key = instructions.tree_key(tree)
-    stem = f"cgprofile-{key}-{os.getpid()}"
-    perf_map = root / f"{stem}.map"
-    here = Path(__file__).resolve().parent
-    setup = (f"sys.path.insert(0, {str(here)!r}); from profile_games import keep_object_code, write_perf_map; "
-             "keep_object_code()")
-    runner = instructions.runner_source(setup, f"extra['map'] = write_perf_map({str(perf_map)!r})[0]")
-    args = [str(helper), scenario, polish, soviet, str(games), str(seed)]
-    env = instructions.warm_tree(tree, root, cpu, runner, args)
-    cg_out = root / f"{stem}.out"
-    click.echo(f"{tree}: {games} games under callgrind...", err=True)
     flags = ["--branch-sim=yes"] if branch_sim else []
-    out = subprocess.run(["valgrind", "--tool=callgrind", *flags, "--instr-atstart=no",
-                          f"--callgrind-out-file={cg_out}", sys.executable, "-c", runner, *args, "measure"],
-                         cwd=tree, env=env, capture_output=True, text=True)
-    try:
-        if out.returncode != 0:
-            raise click.ClickException(f"{tree}: the run under valgrind failed:\n{out.stderr[-2000:]}")
-        res = tree_child_result(tree, out.stdout)
-        name_of = perf_map_lookup(perf_map.read_text())
-        events: list[str] = []
-        cost: dict[str, list[int]] = collections.defaultdict(list)
-        for dump in sorted(root.glob(f"{stem}.out*")):
-            events, part = self_costs(dump.read_text(errors="replace"), name_of)
-            for name, row in part.items():
-                acc = cost[name] or [0] * len(row)
-                cost[name] = [a + b for a, b in zip(acc, row)]
-    finally:
-        for p in root.glob(f"{stem}.*"):
-            p.unlink()
+    res, name_of, texts = run_named(tree, root, helper, cpu, "cgprofile", scenario, polish, soviet, games, seed, flags)
+    events: list[str] = []
+    cost: dict[str, list[int]] = {}
+    for text in texts:
+        events, part = self_costs(text, name_of)
+        for name, row in part.items():
+            acc = cost.get(name) or [0] * len(row)
+            cost[name] = [a + b for a, b in zip(acc, row)]
     return {"tree": str(tree), "vp_sum": res["vp_sum"], "steps_sum": res["steps_sum"],
-            **summarize(events, dict(cost), games, top)}
+            **summarize(events, cost, games, top)}
 
 
 @click.command()

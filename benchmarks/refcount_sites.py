@@ -113,34 +113,43 @@ def summarize(edges: collections.Counter, games: int, top: int) -> dict:
     return out
 
 
-def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed, top):
-    key = instructions.tree_key(tree)
-    perf_map = root / f"refcount-{key}-{os.getpid()}.map"
+def run_named(tree: Path, root: Path, helper: Path, cpu: str, prefix: str, scenario, polish, soviet, games, seed,
+              flags=()):
+    """Play ``games`` games of ``tree`` under callgrind (with the extra valgrind ``flags``) after a warm-up that
+    writes a perf map of numba's JIT code inside the valgrind process. Returns ``(result, name_of, texts)``: the
+    child's result row, an ``address -> name`` lookup over that map and the text of each callgrind output file
+    (the files, named ``<prefix>-<tree key>-<pid>.*`` under ``root``, are removed)."""
+    stem = f"{prefix}-{instructions.tree_key(tree)}-{os.getpid()}"
+    perf_map = root / f"{stem}.map"
     here = Path(__file__).resolve().parent
     setup = (f"sys.path.insert(0, {str(here)!r}); from profile_games import keep_object_code, write_perf_map; "
              "keep_object_code()")
     runner = instructions.runner_source(setup, f"extra['map'] = write_perf_map({str(perf_map)!r})[0]")
     args = [str(helper), scenario, polish, soviet, str(games), str(seed)]
     env = instructions.warm_tree(tree, root, cpu, runner, args)
-    cg_out = root / f"refcount-{key}-{os.getpid()}.out"
+    cg_out = root / f"{stem}.out"
     click.echo(f"{tree}: {games} games under callgrind...", err=True)
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={cg_out}",
-                          sys.executable, "-c", runner, *args, "measure"], cwd=tree, env=env, capture_output=True,
-                         text=True)
+    out = subprocess.run(["valgrind", "--tool=callgrind", *flags, "--instr-atstart=no",
+                          f"--callgrind-out-file={cg_out}", sys.executable, "-c", runner, *args, "measure"],
+                         cwd=tree, env=env, capture_output=True, text=True)
     try:
         if out.returncode != 0:
             raise click.ClickException(f"{tree}: the run under valgrind failed:\n{out.stderr[-2000:]}")
         res = tree_child_result(tree, out.stdout)
         name_of = perf_map_lookup(perf_map.read_text())
-        edges: collections.Counter = collections.Counter()
-        dumps = sorted(root.glob(f"refcount-{key}-{os.getpid()}.out*"))
-        texts = [p.read_text(errors="replace") for p in dumps]
-        total = max(instructions.callgrind_total(t) for t in texts)
-        for t in texts:
-            edges.update(call_edges(t, name_of))
+        texts = [p.read_text(errors="replace") for p in sorted(root.glob(f"{stem}.out*"))]
     finally:
-        for p in root.glob(f"refcount-{key}-{os.getpid()}.*"):
+        for p in root.glob(f"{stem}.*"):
             p.unlink()
+    return res, name_of, texts
+
+
+def measure_tree(tree: Path, root: Path, helper: Path, cpu: str, scenario, polish, soviet, games, seed, top):
+    res, name_of, texts = run_named(tree, root, helper, cpu, "refcount", scenario, polish, soviet, games, seed)
+    total = max(instructions.callgrind_total(t) for t in texts)
+    edges: collections.Counter = collections.Counter()
+    for t in texts:
+        edges.update(call_edges(t, name_of))
     fig = {"tree": str(tree), "instructions_per_game": total / games, "vp_sum": res["vp_sum"],
            "steps_sum": res["steps_sum"], **summarize(edges, games, top)}
     if fig["NRT_incref"]["calls_per_game"] == 0 and fig["NRT_decref"]["calls_per_game"] == 0:
