@@ -7,7 +7,8 @@ side on its front (rows drawn with a fixed seed from the listing). Timed, each i
 of ``--calls`` calls (so no Python call overhead is measured), after a warm-up:
 
 * ``placement_tables_us``: ``placement_tables_nb`` (the static part, once per side and placement
-  step in a game);
+  step in a game), its supply searches made at every call (since session 42 a game keeps its last
+  ones, ``SupplySearchCache``: calls on one position would otherwise time copies of them);
 * ``legal_orders_us``: ``legal_orders_from_tables_nb`` (the rows, at every ORDER decision), with the
   matching of all the placed orders built at each call: since session 29 a call extends the matching of its
   last call on the same tables (``PlacementTables.meta[M_MATCHED]``), so calls repeated on one position would
@@ -35,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from soe_sim.data import load_blocks, load_map, load_scenario
+from soe_sim.engine import nb as enb
 from soe_sim.engine.nb import check_supply, side_depots_into_nb
 from soe_sim.engine.orders import nb, new_order_state, order_constants
 from soe_sim.engine.state import engine_constants, new_game
@@ -60,10 +62,25 @@ def _loop_placement_tables(calls, state, map_arrays, orules, side, tabs):
 
 
 @njit(cache=False)
-def _loop_side_depots(calls, m, supply_base, enemy, side, src, depot, depot_dist, seeds, queue):
+def _loop_side_depots(calls, m, supply_base, enemy, side, src, depot, depot_dist, scratch):
     for _ in range(calls):
         side_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, supply_base,
+                            m.garrison, enemy, side, src, depot, depot_dist, scratch)
+
+
+@njit(cache=False)
+def _loop_side_depots_old(calls, m, supply_base, enemy, side, src, depot, depot_dist, seeds, queue):
+    for _ in range(calls):  # a tree before session 42 (no SupplySearchCache: seeds and queue scratch)
+        side_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, supply_base,
                             m.garrison, enemy, side, src, depot, depot_dist, seeds, queue)
+
+
+def _uncached(tabs, n):
+    """``tabs`` whose supply searches are made at every call (a SupplySearchCache without slots, since
+    session 42): calls repeated on one position time the searches, as in older trees."""
+    if hasattr(enb, "new_supply_search_cache_nb"):
+        return tabs._replace(supply=enb.new_supply_search_cache_nb(n, 0))
+    return tabs
 
 
 def _median_us(fn, calls: int, repeats: int) -> float:
@@ -91,8 +108,8 @@ def main(scenario, n_orders, calls, repeats, seed, out):
     orders = new_order_state(state)
     size = nb.N_ORDER_TYPES * game_map.n_areas + 1
     out_type, out_area = np.empty(size, np.int64), np.empty(size, np.int64)
-    tabs = nb.new_placement_tables_nb(state.n_blocks, game_map.n_areas, game_map.adj_indices.shape[0],
-                                      orders.order_type.shape[0])
+    tabs = _uncached(nb.new_placement_tables_nb(state.n_blocks, game_map.n_areas, game_map.adj_indices.shape[0],
+                                                orders.order_type.shape[0]), game_map.n_areas)
     side = 0
     on_map = (state.block_side == side) & (state.block_area >= 0)
     front = int(game_map.front[int(state.block_area[on_map][0])])
@@ -128,7 +145,8 @@ def main(scenario, n_orders, calls, repeats, seed, out):
     # the same kernels on the map without area sets (the link-list searches)
     n = game_map.n_areas
     lists = game_map.arrays._replace(adj_bits=np.zeros((n + 1, 0), dtype=np.uint64))
-    tabs2 = nb.new_placement_tables_nb(state.n_blocks, n, game_map.adj_indices.shape[0], orders.order_type.shape[0])
+    tabs2 = _uncached(nb.new_placement_tables_nb(state.n_blocks, n, game_map.adj_indices.shape[0],
+                                                 orders.order_type.shape[0]), n)
     nb.placement_tables_nb(state, lists, orules, side, tabs2)
     check = int(nb.legal_orders_from_tables_nb(orders, lists, orules, side, front, allowed, tabs2, out_type, out_area))
     if check != rows:
@@ -136,11 +154,14 @@ def main(scenario, n_orders, calls, repeats, seed, out):
     cnt = np.zeros((2, n), dtype=np.int32)
     enemy = np.zeros((2, n), dtype=np.bool_)
     nb.presence_nb(state, cnt, enemy)
-    scratch = (np.empty(n, np.int32), np.zeros(n, np.bool_), np.empty(n, np.int32), np.zeros(n, np.bool_),
-               np.empty(n, np.int32))
+    rows_out = (np.empty(n, np.int32), np.zeros(n, np.bool_), np.empty(n, np.int32))
+    if hasattr(enb, "new_supply_search_cache_nb"):  # no slots: every call searches
+        loop, scratch = _loop_side_depots, (enb.new_supply_search_cache_nb(n, 0),)
+    else:
+        loop, scratch = _loop_side_depots_old, (np.zeros(n, np.bool_), np.empty(n, np.int32))
     for key, arrays in (("", game_map.arrays), ("_link_lists", lists)):
         result["side_depots_us" + key] = _median_us(
-            lambda c: _loop_side_depots(c, arrays, state.supply_base, enemy, side, *scratch), calls, repeats)
+            lambda c: loop(c, arrays, state.supply_base, enemy, side, *rows_out, *scratch), calls, repeats)
     result["placement_tables_us_link_lists"] = _median_us(
         lambda c: _loop_placement_tables(c, state, lists, orules, side, tabs2), calls, repeats)
     result["legal_orders_us_link_lists"] = _median_us(

@@ -32,6 +32,7 @@ from soe_sim.engine.game import (
 )
 from soe_sim.engine.game import policies as pnb
 from soe_sim.engine.game.work import policy_set
+from soe_sim.engine.nb import N_SUPPLY_SLOTS, new_supply_search_cache_nb
 from soe_sim.engine.orders import OrderType, legal_orders, legal_rail, new_order_state, order_constants, place_order
 from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import STATUS
@@ -336,6 +337,10 @@ def _arrays(n_areas):
             np.zeros((2, n_areas), np.bool_))
 
 
+def _supply(n_areas):
+    return new_supply_search_cache_nb(n_areas, N_SUPPLY_SLOTS)
+
+
 def test_eats_ii_4_2_garrisons_placed_in_the_supply_phase():
     """EatS II.4.2: after the supply check a side's garrison goes into a supplied key town it occupies
     (V6), except where a garrison was eliminated this round (it waits for the Reinforcement Phase)."""
@@ -349,10 +354,12 @@ def test_eats_ii_4_2_garrisons_placed_in_the_supply_phase():
     log = new_event_log(256)
     waiting = np.zeros(gm.n_areas, np.bool_)
     waiting[minsk] = True
-    nb.supply_phase_garrisons_nb(state, gm.arrays, log.records, log.ctr, *_arrays(gm.n_areas), waiting)
+    nb.supply_phase_garrisons_nb(state, gm.arrays, log.records, log.ctr, *_arrays(gm.n_areas), _supply(gm.n_areas),
+                                 waiting)
     assert state.garrison_side[minsk] == -1
     waiting[:] = False
-    nb.supply_phase_garrisons_nb(state, gm.arrays, log.records, log.ctr, *_arrays(gm.n_areas), waiting)
+    nb.supply_phase_garrisons_nb(state, gm.arrays, log.records, log.ctr, *_arrays(gm.n_areas), _supply(gm.n_areas),
+                                 waiting)
     assert state.garrison_side[minsk] == 0
     ev = [(int(e["kind"]), int(e["side"]), int(e["area"]), int(e["value2"])) for e in log.used()]
     assert ev.count((EVENT.GARRISON_PLACED, 0, minsk, CAUSE.SUPPLY)) == 1
@@ -408,7 +415,7 @@ def _saved_pool_spending(ruleset, seeds=range(30)):
         n = s.game_map.n_areas
         nb.reinforcement_phase_nb(state, s.orders0.copy(), s.game_map.arrays, s.er, s.rr, s.cfg,
                                   s.cfg.nation_active.copy(), pol, np.array([seed + 3, seed + 11], np.uint64),
-                                  log.records, log.ctr, *_arrays(n), np.zeros((2, n), np.int32))
+                                  log.records, log.ctr, *_arrays(n), np.zeros((2, n), np.int32), _supply(n))
         for e in log.used():
             if e["kind"] in (EVENT.STRENGTHEN, EVENT.BUILD) and e["value2"] == -1:
                 a = int(e["area"])
@@ -510,7 +517,7 @@ def _reinforce_events(ruleset, seeds=range(40)):
         n = s.game_map.n_areas
         nb.reinforcement_phase_nb(state, s.orders0.copy(), s.game_map.arrays, s.er, s.rr, s.cfg,
                                   s.cfg.nation_active.copy(), pol, np.array([seed + 1, seed + 7], np.uint64),
-                                  log.records, log.ctr, *_arrays(n), np.zeros((2, n), np.int32))
+                                  log.records, log.ctr, *_arrays(n), np.zeros((2, n), np.int32), _supply(n))
         out.append((state, log.used()))
     return s, out
 

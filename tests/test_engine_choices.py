@@ -34,7 +34,7 @@ from soe_sim.engine.cards.nb import HAND
 from soe_sim.engine.events import card_play_context, legal_event_targets
 from soe_sim.engine.game import Decision, game_setup, nb, play_game
 from soe_sim.engine.game.step import StepGame, describe_options
-from soe_sim.engine.nb import check_supply
+from soe_sim.engine.nb import N_SUPPLY_SLOTS, check_supply, new_supply_search_cache_nb
 from soe_sim.engine.orders import (N_WITHDRAW_INFO, OrderType, apply_move, move_capacity, new_order_state,
                                    order_constants, place_order)
 from soe_sim.engine.orders import nb as onb
@@ -597,7 +597,8 @@ def test_inactive_neutral_blocks_do_not_cut_supply():
             log = new_event_log(4096)
             z = lambda dt: np.zeros((2, na), dt)  # noqa: E731
             nb.supply_nb(st, m.arrays, setup.er, log.records, log.ctr, z(np.int32), z(np.bool_), z(np.int32),
-                         z(np.bool_), z(np.int32), st.block_status.copy(), st.block_area.copy(), st.block_sp.copy(),
+                         z(np.bool_), z(np.int32), new_supply_search_cache_nb(na, N_SUPPLY_SLOTS),
+                         st.block_status.copy(), st.block_area.copy(), st.block_sp.copy(),
                          st.garrison_side.copy(), np.zeros(nbk, bool), np.zeros(nbk, bool), active,
                          np.zeros(nbk, bool), np.zeros((2, nb.N_OOS), np.int64), np.zeros(1, np.int64))
             got.append(bool(st.block_in_supply[pl]))

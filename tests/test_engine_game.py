@@ -32,6 +32,7 @@ from soe_sim.engine.game import (
 )
 from soe_sim.engine.game.policies import POLICY_RANDOM, choose_nb, policy_id
 from soe_sim.engine.game.work import policy_set
+from soe_sim.engine.nb import N_SUPPLY_SLOTS, new_supply_search_cache_nb
 
 pytestmark = pytest.mark.game_loop  # plays games: compiled once for the session (conftest.py)
 
@@ -605,7 +606,8 @@ def test_lithuania_activation_allows_kaunas_cubes():
         z = lambda dt: np.zeros((2, na), dt)  # noqa: E731
         nb.reinforcement_phase_nb(st, setup.orders0.copy(), setup.game_map.arrays, setup.er, setup.rr, setup.cfg,
                                   active, pol, np.array([1, 2], np.uint64), log.records, log.ctr, z(np.int32),
-                                  z(np.bool_), z(np.int32), z(np.bool_), z(np.int32))
+                                  z(np.bool_), z(np.int32), z(np.bool_), z(np.int32),
+                                  new_supply_search_cache_nb(na, N_SUPPLY_SLOTS))
         rec = log.used()
         spent = np.isin(rec["kind"], [nb.EVENT.STRENGTHEN, nb.EVENT.BUILD]) & (rec["value2"] == k)
         dropped = (rec["kind"] == nb.EVENT.CUBES_DROPPED) & (rec["area"] == k)
@@ -794,7 +796,8 @@ def test_o11_blocks_strengthened_in_secret_are_no_longer_seen():
     z = lambda dt: np.zeros((2, na), dt)  # noqa: E731
     nb.reinforcement_phase_nb(st, orders, setup.game_map.arrays, setup.er, setup.rr, setup.cfg,
                               setup.cfg.nation_active.copy(), pol, np.array([3, 4], np.uint64), log.records, log.ctr,
-                              z(np.int32), z(np.bool_), z(np.int32), z(np.bool_), z(np.int32))
+                              z(np.int32), z(np.bool_), z(np.int32), z(np.bool_), z(np.int32),
+                              new_supply_search_cache_nb(na, N_SUPPLY_SLOTS))
     rec = log.used()
     changed = rec[np.isin(rec["kind"], [nb.EVENT.STRENGTHEN, nb.EVENT.COMBINE]) & (rec["side"] == SIDE.POLISH)]
     assert len(changed) > 0

@@ -13,7 +13,13 @@ import pytest
 
 from soe_sim.data.enums import FRONT, SIDE, Nation
 from soe_sim.engine.game import game_setup, nb, new_event_log
-from soe_sim.engine.nb import PULLBACK_ELIMINATED, PULLBACK_NONE, overstack_pullback_nb
+from soe_sim.engine.nb import (
+    N_SUPPLY_SLOTS,
+    PULLBACK_ELIMINATED,
+    PULLBACK_NONE,
+    new_supply_search_cache_nb,
+    overstack_pullback_nb,
+)
 from soe_sim.engine.state import STATUS
 
 P = SIDE.POLISH
@@ -61,8 +67,9 @@ def _stacking(setup, st):
     i32 = lambda: np.zeros((2, n), np.int32)  # noqa: E731
     bl = lambda: np.zeros((2, n), np.bool_)  # noqa: E731
     nb.stacking_nb(st, setup.game_map.arrays, setup.er, log.records, log.ctr, i32(), bl(), i32(), bl(), i32(),
-                   np.empty(nbk, st.block_status.dtype), np.empty(nbk, st.block_area.dtype),
-                   np.empty(nbk, st.block_sp.dtype), np.empty(n, st.garrison_side.dtype),
+                   new_supply_search_cache_nb(n, N_SUPPLY_SLOTS), np.empty(nbk, st.block_status.dtype),
+                   np.empty(nbk, st.block_area.dtype), np.empty(nbk, st.block_sp.dtype),
+                   np.empty(n, st.garrison_side.dtype),
                    np.zeros(nbk, np.bool_), np.zeros(nbk, np.bool_), ew.closed, ew.nation_ok, np.empty(nbk, np.int64),
                    np.zeros(2, np.int64), np.zeros(nbk, np.bool_))
     return ew

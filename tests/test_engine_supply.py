@@ -11,13 +11,18 @@ from soe_sim.data.enums import ARM, SIDE
 from soe_sim.data.map import load_map
 from soe_sim.engine.nb import (
     N_OOS,
+    N_SUPPLY_SLOTS,
+    SLOT_DEPOT,
+    SLOT_SOURCE,
     UNREACHED,
     apply_out_of_supply_nb,
     block_supply_nb,
     check_supply,
     enemy_presence_nb,
     garrison_replacement_nb,
+    new_supply_search_cache_nb,
     retreat_targets_nb,
+    side_depots_into_nb,
     side_depots_nb,
     supply_depots_nb,
 )
@@ -193,6 +198,79 @@ def test_area_set_search_matches_the_link_list_search(game_map, seed):
             rows.append((src, depot, depot_dist, areas[:k].copy(), dists[:k].copy(), target))
         for got, want in zip(rows[0], rows[1]):
             np.testing.assert_array_equal(got, want)
+
+
+def _side_depots(m, enemy, side, cache, supply_base=None):
+    n = m.n_areas
+    base = np.full(n, -1, np.int8) if supply_base is None else supply_base
+    rows = (np.empty(n, np.int32), np.zeros(n, np.bool_), np.empty(n, np.int32))
+    side_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, base, m.garrison,
+                        enemy, side, *rows, cache)
+    return rows
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=SEEDS)
+def test_supply_search_cache_gives_the_searches_made_without_it(game_map, seed):
+    """A game's supply searches kept in a SupplySearchCache (SoE 1.31, 7.7; docs/engine-design.md
+    "Session 42") give the distances and depots of the searches made at every call, over a sequence
+    of positions that come back (as a game's do between its phases), both sides, with and without a
+    supply base (EatS II.3: it changes the seeds, so it must change the key)."""
+    rng = np.random.default_rng(seed)
+    m = game_map
+    n = m.n_areas
+    kept = new_supply_search_cache_nb(n, N_SUPPLY_SLOTS)
+    none = new_supply_search_cache_nb(n, 0)
+    positions = [rng.random((2, n)) < rng.choice([0.05, 0.2, 0.5]) for _ in range(3)]
+    base = np.full(n, -1, np.int8)
+    base[int(rng.integers(n))] = int(rng.integers(0, 2))
+    for _ in range(12):
+        enemy = positions[int(rng.integers(len(positions)))]
+        side = int(rng.integers(0, 2))
+        supply_base = base if rng.random() < 0.3 else None
+        got = _side_depots(m, enemy, side, kept, supply_base)
+        want = _side_depots(m, enemy, side, none, supply_base)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_supply_search_cache_copies_a_kept_search_and_replaces_it_on_a_new_position(game_map):
+    """The cache answers a search it keeps from its slot (a marked slot shows in the result) and
+    searches again when the enemy areas, the side or the seeds differ."""
+    m = game_map
+    n = m.n_areas
+    POL, SOV = int(SIDE.POLISH), int(SIDE.SOVIET)
+    cache = new_supply_search_cache_nb(n, N_SUPPLY_SLOTS)
+    enemy = np.zeros((2, n), np.bool_)
+    src, _, depot_dist = _side_depots(m, enemy, POL, cache)
+    slot = SLOT_SOURCE + 2 * POL
+    assert cache.key[slot, -1] == POL + 1  # kept: side + 1
+    np.testing.assert_array_equal(cache.dist[slot], src)
+    np.testing.assert_array_equal(cache.dist[SLOT_DEPOT + 2 * POL], depot_dist)
+    cache.dist[slot] = 77  # mark the slot: the same search is now answered from it
+    assert (_side_depots(m, enemy, POL, cache)[0] == 77).all()
+    enemy2 = enemy.copy()
+    enemy2[POL, int(np.flatnonzero(src > 0)[0])] = True  # one more enemy area: a new search
+    src2 = _side_depots(m, enemy2, POL, cache)[0]
+    np.testing.assert_array_equal(src2, _side_depots(m, enemy2, POL, new_supply_search_cache_nb(n, 0))[0])
+    assert not (src2 == 77).any()
+    cache.dist[SLOT_SOURCE + 2 * SOV] = 77  # the other side's slot is empty: not read
+    assert not (_side_depots(m, enemy, SOV, cache)[0] == 77).any()
+
+
+def test_the_game_loop_shares_one_supply_search_cache(game_map):
+    """Every kernel of the game loop that searches supply holds the game work's cache (so a search one
+    of them made on a position is not made again by another), with its slots."""
+    from soe_sim.engine.game import game_setup
+    from soe_sim.engine.game.work import new_game_scratch
+
+    s = game_setup("kiev-offensive")
+    scratch = new_game_scratch(s.state0, s.cards0, s.orders0, s.game_map.arrays, s.cfg)
+    supply = scratch.work.supply
+    assert supply.key.shape == (N_SUPPLY_SLOTS, 2 * 4 + 1)
+    assert supply.dist.shape == (N_SUPPLY_SLOTS, s.game_map.n_areas)
+    for holder in (scratch.ptabs0, scratch.ptabs1, scratch.mscr.wd, scratch.work.lw.scr):
+        assert holder.supply.key is supply.key and holder.supply.dist is supply.dist
 
 
 @settings(max_examples=60, deadline=None)

@@ -22,6 +22,8 @@ Vocabulary
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import config
 from numba.cpython.unsafe.numbers import trailing_zeros
@@ -37,6 +39,47 @@ PULLBACK_ELIMINATED = -2  # overstack_pullback_nb: block eliminated (no area to 
 ENCIRCLED = -1  # retreat_targets_nb: block has no area to retreat to (SoE 7.42)
 UNLIMITED = 1 << 30  # stacking capacity of an Eastern Link (SoE 1.4, 7.33)
 assert BITSET_WORDS == 4, "_clear_bfs_bits_nb keeps an area set in four words"
+
+# the slots of a SupplySearchCache: per side, the search from the supply sources and the one from the depots
+N_SUPPLY_SLOTS = 4
+SLOT_SOURCE = 0  # + 2 * side
+SLOT_DEPOT = 1  # + 2 * side
+# a slot's key: the seed and enemy area sets of the search (BITSET_WORDS words each), then its side + 1 (0: empty)
+SUPPLY_KEY_WORDS = 2 * BITSET_WORDS + 1
+
+
+class SupplySearchCache(NamedTuple):
+    """The last supply searches (whole-map clear-path searches, SoE 1.31, 7.7) and their scratch.
+
+    A game computes the same supply search again and again on a position that has not changed in
+    between: the order placement of each side, the leader windows and the supply phase all ask for the
+    depots of the same blocks (docs/engine-design.md "Session 42"). A search's distances depend only
+    on the map, its side and its seed and enemy area sets, so :func:`supply_search_nb` keeps, per slot,
+    the last search's seed and enemy sets (``key``) and distances (``dist``) and copies them out when
+    asked again for the same sets. One cache belongs to one map (its scratch is sized for it): the
+    game loop shares one between its kernels (``work.new_game_scratch``).
+
+    key : (n_slots, SUPPLY_KEY_WORDS) uint64 — per slot the seed set, the enemy set and ``side + 1``
+        (``0``: empty); ``n_slots`` is ``N_SUPPLY_SLOTS`` (``0``: nothing is kept)
+    dist : (n_slots, n_areas) int32 — the distances of the slot's search
+    seeds : (n_areas,) bool — scratch of the source search's seeds
+    queue : (n_areas,) int32 — scratch of the searches over the link lists (maps of over 256 areas)
+    """
+
+    key: np.ndarray
+    dist: np.ndarray
+    seeds: np.ndarray
+    queue: np.ndarray
+
+
+@njit(cache=True, _nrt=True)
+def new_supply_search_cache_nb(n_areas, n_slots):
+    """An empty :class:`SupplySearchCache` of ``n_slots`` slots (``N_SUPPLY_SLOTS``, or ``0``: scratch
+    only, nothing kept) for a map of ``n_areas`` areas."""
+    return SupplySearchCache(np.zeros((n_slots, SUPPLY_KEY_WORDS), dtype=np.uint64),
+                             np.zeros((n_slots, n_areas), dtype=np.int32), np.zeros(n_areas, dtype=np.bool_),
+                             np.zeros(n_areas, dtype=np.int32))
+
 
 # out_counts columns of apply_out_of_supply_nb
 OOS_SP_LOST = 0  # blocks that lost 1 SP (eliminated ones included)
@@ -329,6 +372,52 @@ def _clear_bfs_bits_nb(adj_bits, seeds, enemy_row, side, blocked_area, out_dist)
                _word_nb(seeds, 3) & ~e3 & a3, e0, e1, e2, e3, a0, a1, a2, a3, n, out_dist)
 
 
+@njit(cache=True, _nrt=False, internal=True)
+def supply_search_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, eastern_link, side, out_dist, cache, slot):
+    """:func:`clear_bfs_into_nb` without a blocked area, kept in slot ``slot`` of ``cache``
+    (:class:`SupplySearchCache`): when the seed and enemy sets (the seeds that can start a path) and
+    the side are the slot's last, its distances are copied into ``out_dist``; else the search runs on
+    the area sets and the slot keeps it. Without slots, or on a map of more than 256 areas, it
+    searches every time (:func:`clear_bfs_into_nb` with ``cache.queue``)."""
+    n = out_dist.shape[0]
+    if adj_bits.shape[1] != BITSET_WORDS or slot >= cache.key.shape[0] or cache.dist.shape[1] != n:
+        clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, eastern_link, side, -1, out_dist,
+                          cache.queue)
+        return
+    a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)
+    e0 = _word_nb(enemy_row, 0)
+    e1 = _word_nb(enemy_row, 1)
+    e2 = _word_nb(enemy_row, 2)
+    e3 = _word_nb(enemy_row, 3)
+    f0 = _word_nb(seeds, 0) & ~e0 & a0
+    f1 = _word_nb(seeds, 1) & ~e1 & a1
+    f2 = _word_nb(seeds, 2) & ~e2 & a2
+    f3 = _word_nb(seeds, 3) & ~e3 & a3
+    key = cache.key
+    dist = cache.dist
+    tag = np.uint64(side + 1)
+    if (key[slot, 8] == tag and key[slot, 0] == f0 and key[slot, 1] == f1 and key[slot, 2] == f2
+            and key[slot, 3] == f3 and key[slot, 4] == e0 and key[slot, 5] == e1 and key[slot, 6] == e2
+            and key[slot, 7] == e3):
+        for i in range(n):
+            out_dist[i] = dist[slot, i]
+        return
+    for i in range(n):
+        out_dist[i] = UNREACHED
+    _layers_nb(adj_bits, f0, f1, f2, f3, e0, e1, e2, e3, a0, a1, a2, a3, n, out_dist)  # as _clear_bfs_bits_nb
+    key[slot, 0] = f0
+    key[slot, 1] = f1
+    key[slot, 2] = f2
+    key[slot, 3] = f3
+    key[slot, 4] = e0
+    key[slot, 5] = e1
+    key[slot, 6] = e2
+    key[slot, 7] = e3
+    key[slot, 8] = tag
+    for i in range(n):
+        dist[slot, i] = out_dist[i]
+
+
 @njit(cache=True, _nrt=False)
 def distances_across_nb(adj_bits, seeds, side, max_depth, out_dist):
     """Distances (links) from the areas where ``seeds`` (n_areas,) is non-zero, through any area
@@ -403,22 +492,22 @@ def supply_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_sou
         (``>= 0``: the area "is in-supply" in the sense of 1.31; used for garrisons, 7.71 and 8.1)
     out_depot : (2, n_areas) bool
     """
-    n = key_city.shape[0]
     supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city,
-                          enemy, out_source_dist, out_depot, np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int32))
+                          enemy, out_source_dist, out_depot, new_supply_search_cache_nb(key_city.shape[0], 0))
 
 
 @njit(cache=True, _nrt=False, internal=True)
 def supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city,
-                          enemy, out_source_dist, out_depot, seeds, queue):
-    """:func:`supply_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
-    (n_areas,) int32."""
+                          enemy, out_source_dist, out_depot, cache):
+    """:func:`supply_depots_nb` with the caller's :class:`SupplySearchCache` ``cache`` (its searches
+    from the supply sources are kept in the slots ``SLOT_SOURCE + 2 * side``)."""
     n = key_city.shape[0]
+    seeds = cache.seeds
     for s in range(2):
         for i in range(n):
             seeds[i] = supply_source[i] == s or supply_base[i] == s or (s == SIDE.SOVIET and eastern_link[i])
-        clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, -1, out_source_dist[s],
-                          queue)
+        supply_search_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, out_source_dist[s],
+                         cache, SLOT_SOURCE + 2 * s)
         for i in range(n):
             if s == SIDE.SOVIET and eastern_link[i]:
                 out_depot[s, i] = True
@@ -447,16 +536,17 @@ def block_supply_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot, enem
     """
     block_supply_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot, enemy, block_side, block_arm,
                          block_area, block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply,
-                         np.empty(depot.shape[1], dtype=np.int32))
+                         new_supply_search_cache_nb(depot.shape[1], 0))
 
 
 @njit(cache=True, _nrt=False, internal=True)
 def block_supply_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, depot, enemy, block_side, block_arm,
-                         block_area, block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply, queue):
-    """:func:`block_supply_nb` with the caller's scratch ``queue`` (n_areas,) int32."""
+                         block_area, block_status, infantry_range, cavalry_range, out_depot_dist, out_in_supply, cache):
+    """:func:`block_supply_nb` with the caller's :class:`SupplySearchCache` ``cache`` (its searches
+    from the depots are kept in the slots ``SLOT_DEPOT + 2 * side``)."""
     for s in range(2):
-        clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, depot[s], enemy[s], eastern_link, s, -1, out_depot_dist[s],
-                          queue)
+        supply_search_nb(adj_indptr, adj_indices, adj_bits, depot[s], enemy[s], eastern_link, s, out_depot_dist[s],
+                         cache, SLOT_DEPOT + 2 * s)
     for b in range(block_side.shape[0]):
         a = block_area[b]
         if block_status[b] != STATUS.ON_MAP or a < 0 or block_arm[b] == ARM.LEADER:
@@ -472,23 +562,24 @@ def side_depots_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_sourc
                    out_source_dist_row, out_depot_row, out_depot_dist_row):
     """Row ``side`` of :func:`supply_depots_nb` (``out_source_dist``, ``out_depot``) and of
     :func:`block_supply_nb` (``out_depot_dist``), without the other side's rows (same results)."""
-    n = key_city.shape[0]
     side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city, enemy,
-                        side, out_source_dist_row, out_depot_row, out_depot_dist_row, np.zeros(n, dtype=np.bool_),
-                        np.empty(n, dtype=np.int32))
+                        side, out_source_dist_row, out_depot_row, out_depot_dist_row,
+                        new_supply_search_cache_nb(key_city.shape[0], 0))
 
 
 @njit(cache=True, _nrt=False)
 def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_source, supply_base, key_city, enemy,
-                        side, out_source_dist_row, out_depot_row, out_depot_dist_row, seeds, queue):
-    """:func:`side_depots_nb` with the caller's scratch ``seeds`` (n_areas,) bool and ``queue``
-    (n_areas,) int32."""
+                        side, out_source_dist_row, out_depot_row, out_depot_dist_row, cache):
+    """:func:`side_depots_nb` with the caller's :class:`SupplySearchCache` ``cache`` (the same slots as
+    :func:`supply_depots_into_nb` and :func:`block_supply_into_nb`: a search one of them made on the
+    same position is not made again)."""
     n = key_city.shape[0]
     s = side
+    seeds = cache.seeds
     for i in range(n):
         seeds[i] = supply_source[i] == s or supply_base[i] == s or (s == SIDE.SOVIET and eastern_link[i])
-    clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, -1, out_source_dist_row,
-                      queue)
+    supply_search_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, out_source_dist_row, cache,
+                     SLOT_SOURCE + 2 * s)
     for i in range(n):
         if s == SIDE.SOVIET and eastern_link[i]:
             out_depot_row[i] = True
@@ -497,8 +588,8 @@ def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_
         else:
             out_depot_row[i] = (key_city[i] and enemy[1 - s, i] and not enemy[s, i]  # SoE 1.3, as above
                                 and out_source_dist_row[i] >= 0)
-    clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, out_depot_row, enemy[s], eastern_link, s, -1,
-                      out_depot_dist_row, queue)
+    supply_search_nb(adj_indptr, adj_indices, adj_bits, out_depot_row, enemy[s], eastern_link, s, out_depot_dist_row,
+                     cache, SLOT_DEPOT + 2 * s)
 
 
 @njit(cache=True, _nrt=False)

@@ -77,12 +77,12 @@ from soe_sim.engine.leaders import nb as lnb
 from soe_sim.engine.nb import (
     N_OOS,
     apply_out_of_supply_nb,
-    block_supply_nb,
+    block_supply_into_nb,
     enemy_presence_nb,
     garrison_replacement_nb,
     overstack_pullback_nb,
     side_sign_nb,
-    supply_depots_nb,
+    supply_depots_into_nb,
     update_control_nb,
     vp_add_nb,
 )
@@ -967,10 +967,11 @@ def arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr):
 
 @njit(cache=True, _nrt=False, internal=True)
 def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_enemy, scratch_src, scratch_depot,
-                out):
+                supply, out):
     """SoE 4.0: place the scheduled reinforcements due now (reinforce.arrive_reinforcements_nb).
     Nothing is due (the test of ``arrive_reinforcements_nb``): nothing to do — the scratch supply
-    arrays are not computed (every reader recomputes them first). ``out`` int64 (n_blocks,): scratch
+    arrays are not computed (every reader recomputes them first). ``supply``: the game's
+    :class:`~soe_sim.engine.nb.SupplySearchCache` (``GameWork.supply``); ``out`` int64 (n_blocks,): scratch
     (``GameWork.arrived``)."""
     due = False
     r0 = state.round[0]
@@ -990,8 +991,8 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
         return
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
                       scratch_blocks, scratch_enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
-                     m.garrison, scratch_enemy, scratch_src, scratch_depot)
+    supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                          state.supply_base, m.garrison, scratch_enemy, scratch_src, scratch_depot, supply)
     nbk = state.block_side.shape[0]
     arrive_reinforcements_nb(m.adj_indptr, m.adj_indices, m.eastern_link, scratch_enemy, scratch_depot,
                              er.max_blocks, state.round[0], state.phase[0], condition_met, state.block_side,
@@ -2022,7 +2023,7 @@ def log_battle_vp_nb(state, log, ctr, cr, er, cfg, rec, vp0, area, snap_status, 
 
 
 @njit(cache=True, _nrt=False)
-def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
+def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist, supply,
               snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, active, hidden, counts,
               oos_vp):
     """SoE 7.7, 7.71: supply of every block; out-of-supply losses, eliminations (VP) and garrisons.
@@ -2030,14 +2031,15 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     Blocks of a nation that is not (yet) active (``neutral_nation``, e.g. Lithuania before card 23)
     are out of play: they never lose SP to supply and do not cut the other side's supply paths
     (E14, G15; ``hidden`` is scratch). ``counts`` int64 (2, N_OOS) and ``oos_vp`` int64 (1,): scratch
-    (``GameWork.oos_counts`` / ``vp_change``); the supply searches allocate their own."""
+    (``GameWork.oos_counts`` / ``vp_change``); ``supply`` the game's
+    :class:`~soe_sim.engine.nb.SupplySearchCache` (``GameWork.supply``)."""
     hid = hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
-                     m.garrison, enemy, src, depot)
-    block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
-                    state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
-                    er.cavalry_supply_range, depot_dist, state.block_in_supply)
+    supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                          state.supply_base, m.garrison, enemy, src, depot, supply)
+    block_supply_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
+                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
+                         er.cavalry_supply_range, depot_dist, state.block_in_supply, supply)
     if hid:
         unhide_nb(state, hidden)
     for b in range(state.block_side.shape[0]):
@@ -2069,7 +2071,7 @@ def _overstacked_nb(state, m, er, side, cnt):
 
 
 @njit(cache=True, _nrt=False)
-def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
+def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist, supply,
                 snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, closed, nation_ok, dest,
                 cnt, insup):
     """SoE 7.33: pull back the latest arrivals of every overstacked area (Eastern Links exempt), the
@@ -2080,7 +2082,7 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
     mask: neutral ground, a nation's ``max_distance`` / ``front_restriction``, EatS II.3 Germany for
     the Poles) allows its nation (G16; none allowed: eliminated, as an encircled retreat). ``dest`` int64
     (n_blocks,), ``cnt`` int64 (2,) and ``insup`` bool (n_blocks,): scratch (``GameWork.pull_dest`` /
-    ``pull_counts`` / ``insup``)."""
+    ``pull_counts`` / ``insup``); ``supply`` the game's :class:`~soe_sim.engine.nb.SupplySearchCache`."""
     nbk = state.block_side.shape[0]
     for b in range(nbk):  # block_supply_nb writes per-block supply: keep 7.7's result
         insup[b] = state.block_in_supply[b]
@@ -2091,11 +2093,11 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
             #           scratch computed below is not read after this function)
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
-        supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
-                         m.garrison, enemy, src, depot)
-        block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
-                        state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
-                        er.cavalry_supply_range, depot_dist, insup)
+        supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                              state.supply_base, m.garrison, enemy, src, depot, supply)
+        block_supply_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
+                             state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
+                             er.cavalry_supply_range, depot_dist, insup, supply)
         for i in range(closed.shape[1]):
             enemy[s, i] = enemy[s, i] or closed[s, i]
         overstack_pullback_nb(m.adj_indptr, m.adj_indices, m.eastern_link, enemy[s], depot_dist[s],
@@ -2202,7 +2204,7 @@ def intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_
 
 
 @njit(cache=True, _nrt=True)
-def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, waiting):
+def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, supply, waiting):
     """EatS II.4.2 "Garrisons are placed in supplied key towns during the Supply Phase, after
     checking supply" (``garrison.place_in_supply_phase``, reading V6): after the supply check of an
     operation phase both sides place a free garrison wherever SoE 8.1 would allow one (E12: a key
@@ -2211,8 +2213,8 @@ def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, wai
     for the Reinforcement Phase (EatS II.4.2, XI.2, round example combat 1)."""
     n_areas = state.control.shape[0]
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
-                     m.garrison, enemy, src, depot)
+    supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                          state.supply_base, m.garrison, enemy, src, depot, supply)
     want = np.ones((2, n_areas), dtype=np.bool_)
     for i in range(n_areas):
         if waiting[i]:
@@ -2313,7 +2315,7 @@ def home_build_pairs_only_nb(state, m, side, k, build_b, build_a):
 
 @njit(cache=True, _nrt=True)
 def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_policy, log, ctr, blocks, enemy, src,
-                           depot, depot_dist):
+                           depot, depot_dist, supply):
     """SoE 8.0: garrisons (8.1), then per side (Poles first, G6) combines (8.2), then strengthening
     and building (8.3, 8.31, 8.4) from each strategic city's cubes (8.5, city index order; Klintsy's
     on the front of the Soviet leader nearest to it in 3–4 player scenarios, 10.2) and then from the
@@ -2330,11 +2332,11 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     hidden = np.zeros(nbk, dtype=np.bool_)
     hid = hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source, state.supply_base,
-                     m.garrison, enemy, src, depot)
-    block_supply_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
-                    state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
-                    er.cavalry_supply_range, depot_dist, state.block_in_supply)
+    supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                          state.supply_base, m.garrison, enemy, src, depot, supply)
+    block_supply_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
+                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
+                         er.cavalry_supply_range, depot_dist, state.block_in_supply, supply)
     # G15, RF7 (SoE 8.31): an area "held" only by inactive-nation blocks is no enemy-held area. Control
     # counted them (update_control_nb), so the front line takes an area's controller only when it is there
     # in the hidden snapshot (``enemy``) or the area is an Eastern Link (E3)
@@ -2689,7 +2691,10 @@ class GameWork(NamedTuple):
     Withdraw scratch, the :class:`EventWork` ``ew``, the garrison trackers of EatS II.4.2, the
     leaders' :class:`~soe_sim.engine.leaders.nb.LeaderWork` ``lw``, and the scratch of :func:`arrivals_nb`
     (``arrived``), :func:`control_nb` (``control_prev``, ``vp_change``), :func:`supply_nb` (``oos_counts``,
-    ``vp_change``) and :func:`stacking_nb` (``pull_dest``, ``pull_counts``, ``insup``)."""
+    ``vp_change``) and :func:`stacking_nb` (``pull_dest``, ``pull_counts``, ``insup``), and ``supply``, the
+    :class:`~soe_sim.engine.nb.SupplySearchCache` the game's supply searches share (the placement tables,
+    the leader and Withdraw scratch hold the same one: ``work.new_game_scratch``; it is not reset between
+    games, as what it keeps is a pure function of its key)."""
 
     elim_ever: np.ndarray
     destroyed_ever: np.ndarray
@@ -2720,6 +2725,7 @@ class GameWork(NamedTuple):
     pull_dest: np.ndarray
     pull_counts: np.ndarray
     insup: np.ndarray
+    supply: object  # engine.nb.SupplySearchCache
 
 
 class GameScratch(NamedTuple):
@@ -2875,9 +2881,9 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                 log_event_nb(log, ctr, state, EVENT.PHASE_SKIPPED, -1, -1, -1, -1, 1, 0)
             else:
                 snapshot_nb(state, snap_status, snap_area, snap_sp, snap_garrison)
-                arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot, w.arrived)
+                arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot, w.supply, w.arrived)
                 reinforcement_phase_nb(state, orders, m, er, rr, cfg, ew.active, policies, rng_policy, log, ctr, blocks,
-                                       enemy, src, depot, depot_dist)
+                                       enemy, src, depot, depot_dist, w.supply)
                 for b in range(nbk):  # keep the trackers (nothing is destroyed here)
                     if state.block_status[b] == STATUS.ELIMINATED_PERMANENT:
                         elim_ever[b] = True
@@ -2898,7 +2904,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                         log_event_nb(log, ctr, state, EVENT.CARDS_DRAWN, s, -1, -1, -1, drawn, must)
                         discard_down_nb(state, cs, s, must, policies, rng_policy, log, ctr, cfg, ew.cp_card)
             arrival_checks_nb(state, cs, cfg, condition_met, rng_chance, log, ctr)
-            arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot, w.arrived)
+            arrivals_nb(state, m, er, condition_met, log, ctr, blocks, enemy, src, depot, w.supply, w.arrived)
             card_play_nb(state, cs, orders, m, cfg, ew, policies, rng_chance, rng_policy, log, ctr, extra_orders)
             freeze_inactive_nb(state, orders, ew.active)  # G15 (after card play: card 23 activates at once)
             update_access_nb(state, cfg, ew)  # G15, G16: neutral ground, Kaunas, max_distance, fronts
@@ -2951,10 +2957,10 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                                   destroyed_ever, reorg_rows, mscr, fscr)
             intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
                       destroyed_ever)  # EatS II.3 Germany (V11; nothing without [internment])
-            supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
+            supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist, w.supply,
                       snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.active,
                       ew.hidden, w.oos_counts, w.vp_change)
-            stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist,
+            stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist, w.supply,
                         snap_status, snap_area, snap_sp, snap_garrison, elim_ever, destroyed_ever, ew.closed,
                         ew.nation_ok, w.pull_dest, w.pull_counts, w.insup)
             intern_nb(state, cfg, n_op, log, ctr, snap_status, snap_area, snap_sp, snap_garrison, elim_ever,
@@ -2963,7 +2969,7 @@ def play_game_policies_nb(state, cs, orders, m, cr, er, kr, rr, orules, cfg, pol
                 for i in range(n_areas):
                     if garrison_phase0[i] >= 0 and state.garrison_side[i] < 0:
                         garrison_waiting[i] = True
-                supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, garrison_waiting)
+                supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, w.supply, garrison_waiting)
             control_nb(state, m, log, ctr, w.control_prev, w.vp_change)
             cap_saved_cubes_nb(state, cube_cap, log, ctr)  # EatS X (V8)
             imm = immediate_victory_nb(state, cfg)

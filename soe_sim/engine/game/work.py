@@ -17,6 +17,7 @@ import numpy as np
 from soe_sim.engine.battles import nb as bnb
 from soe_sim.engine.game import nb
 from soe_sim.engine.game import policies as pnb
+from soe_sim.engine import nb as enb
 from soe_sim.engine.leaders import nb as lnb
 from soe_sim.engine.orders import nb as onb
 
@@ -40,6 +41,8 @@ def new_game_work(state, cs, orders, m, cfg) -> nb.GameWork:
     ew = nb.new_event_work_nb(cfg, nbk, n_areas, cs.location.shape[1], snap_status, snap_area, snap_sp,
                               snap_garrison, elim_ever, destroyed_ever, order_capacity)
     lw = lnb.new_leader_work_nb(cfg.leaders, n_areas, nbk, order_capacity, m.adj_indices.shape[0])
+    supply = enb.new_supply_search_cache_nb(n_areas, enb.N_SUPPLY_SLOTS)
+    lw = lw._replace(scr=lw.scr._replace(supply=supply))  # one cache for the game's supply searches
     return nb.GameWork(
         elim_ever=elim_ever, destroyed_ever=destroyed_ever,
         condition_met=np.zeros(max(int(cfg.n_conditions), 1), dtype=np.bool_),
@@ -56,6 +59,7 @@ def new_game_work(state, cs, orders, m, cfg) -> nb.GameWork:
         control_prev=np.empty(n_areas, dtype=state.control.dtype), vp_change=np.zeros(1, dtype=np.int64),
         oos_counts=np.zeros((2, nb.N_OOS), dtype=np.int64), pull_dest=np.empty(nbk, dtype=np.int64),
         pull_counts=np.zeros(2, dtype=np.int64), insup=np.zeros(nbk, dtype=np.bool_),
+        supply=supply,
     )
 
 
@@ -68,15 +72,21 @@ def new_game_scratch(state, cs, orders, m, cfg) -> nb.GameScratch:
     order_capacity = orders.order_type.shape[0]
     n_order_rows = onb.N_ORDER_TYPES * n_areas + 1
     move_capacity = nbk * n_links * 3
+    work = new_game_work(state, cs, orders, m, cfg)
+    # one SupplySearchCache for every kernel of the loop (the game work's, which its leader scratch
+    # shares): a supply search one of them made on a position is not made again by another
+    # (docs/engine-design.md "Session 42")
+    supply = work.supply
+    mscr = onb.new_move_scratch_nb(nbk, m)
     return nb.GameScratch(
-        ptabs0=onb.new_placement_tables_nb(nbk, n_areas, n_links, order_capacity),
-        ptabs1=onb.new_placement_tables_nb(nbk, n_areas, n_links, order_capacity),
-        ofc=pnb.new_order_feature_cache_nb(n_areas), mscr=onb.new_move_scratch_nb(nbk, m),
+        ptabs0=onb.new_placement_tables_nb(nbk, n_areas, n_links, order_capacity)._replace(supply=supply),
+        ptabs1=onb.new_placement_tables_nb(nbk, n_areas, n_links, order_capacity)._replace(supply=supply),
+        ofc=pnb.new_order_feature_cache_nb(n_areas), mscr=mscr._replace(wd=mscr.wd._replace(supply=supply)),
         fscr=pnb.new_feat_scratch_nb(n_areas, nbk),
         otype=np.empty(n_order_rows, dtype=np.int64), oarea=np.empty(n_order_rows, dtype=np.int64),
         mv_block=np.empty(move_capacity, dtype=np.int64), mv_dest=np.empty(move_capacity, dtype=np.int64),
         mv_via=np.empty(move_capacity, dtype=np.int64), mv_detach=np.empty(move_capacity, dtype=np.int64),
-        work=new_game_work(state, cs, orders, m, cfg),
+        work=work,
         bscr=bnb.new_battle_scratch_nb(nbk, n_areas, n_links, cs.location.shape[1]),
     )
 

@@ -32,7 +32,15 @@ import numpy as np
 
 from soe_sim._jit import njit
 from soe_sim.data.enums import LINK
-from soe_sim.engine.nb import UNREACHED, enterable_nb, reach_into_nb, side_depots_into_nb
+from soe_sim.engine.nb import (
+    N_SUPPLY_SLOTS,
+    UNREACHED,
+    SupplySearchCache,
+    enterable_nb,
+    new_supply_search_cache_nb,
+    reach_into_nb,
+    side_depots_into_nb,
+)
 from soe_sim.engine.orders import nb as onb
 from soe_sim.engine.state import STATUS
 
@@ -259,7 +267,9 @@ class LeaderScratch(NamedTuple):
     nothing, began there, could reorganize, could go by rail), bool ``flags`` (4, n_areas) (has a
     destination, Move To / Forced March To reachable, rail), int32 ``dist`` / ``queue`` /
     ``src_row`` / ``depot_dist`` / ``rdist`` / ``rqueue`` (n_areas,), int64 ``max_move`` (2,
-    n_areas), bool ``depot_row`` / ``seeds`` (n_areas,), int64 ``rareas`` (n_areas,), bool ``rel``
+    n_areas), bool ``depot_row`` (n_areas,), ``supply`` the supply searches
+    (:class:`~soe_sim.engine.nb.SupplySearchCache`, shared with the game's other kernels in a game loop),
+    int64 ``rareas`` (n_areas,), bool ``rel``
     (n_areas,) the areas in range of a ready ANY_ORDER leader, int32 ``hop`` (n_areas,) links to
     them, int64 ``ids`` (n_blocks,) the ready leaders, bool ``inr`` (n_areas,) the areas in a ready
     leader's range (all False between calls), int64 ``alist`` (n_areas,) those areas."""
@@ -279,7 +289,7 @@ class LeaderScratch(NamedTuple):
     rqueue: np.ndarray
     max_move: np.ndarray
     depot_row: np.ndarray
-    seeds: np.ndarray
+    supply: SupplySearchCache
     rareas: np.ndarray
     rel: np.ndarray
     hop: np.ndarray
@@ -297,7 +307,8 @@ def new_leader_scratch_nb(leaders, n_blocks, n_areas, n_links):
                          np.zeros((4, n), dtype=np.bool_), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32),
                          np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32),
                          np.zeros(n, dtype=np.int32), np.zeros((2, n), dtype=np.int64), np.zeros(n, dtype=np.bool_),
-                         np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.bool_),
+                         new_supply_search_cache_nb(n, N_SUPPLY_SLOTS), np.zeros(n, dtype=np.int64),
+                         np.zeros(n, dtype=np.bool_),
                          np.zeros(n, dtype=np.int32), np.zeros(n_blocks, dtype=np.int64), np.zeros(n, dtype=np.bool_),
                          np.zeros(n, dtype=np.int64))
 
@@ -505,7 +516,7 @@ def legal_leader_orders_scratch_nb(state, orders, m, orules, leaders, used, side
             depot_row[:] = False
             dd = scr.depot_dist
             side_depots_into_nb(ip, ix, m.adj_bits, el, m.supply_source, state.supply_base, m.garrison, enemy, side,
-                                src_row, depot_row, dd, scr.seeds, scr.queue)
+                                src_row, depot_row, dd, scr.supply)
             for a in range(n):
                 if rail_n[a] == 0 or not rel[a]:
                     continue

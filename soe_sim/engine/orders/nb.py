@@ -33,7 +33,9 @@ from soe_sim._jit import njit
 from soe_sim.data.enums import ARM, LINK, UnitClass
 from soe_sim.data.map import BITSET_WORDS
 from soe_sim.engine.nb import (
+    N_SUPPLY_SLOTS,
     UNREACHED,
+    SupplySearchCache,
     _append_areas_nb,
     _lowest_bit_nb,
     area_set_nb,
@@ -43,6 +45,7 @@ from soe_sim.engine.nb import (
     reach_into_nb,
     reach_sets_into_nb,
     reachable_nb,
+    new_supply_search_cache_nb,
     reverse_reach_sets_nb,
     restrict_retreat_nb,
     retreat_targets_into_nb,
@@ -432,7 +435,9 @@ class PlacementTables(NamedTuple):
     (``MapArrays.adj_bits``) with no link closed to the side (``meta[M_SETS]``) ``reach_bits[r, d]``
     the areas within ``d`` links of row ``r``'s area (``d`` up to ``REACH_SET_DEPTH``; ``cap_bits``
     scratch), on a map with area sets each front's areas as a set (``front_bits[f]``; ``cand_bits`` and
-    ``cand_areas`` scratch), and per distance row its blocks (``row_blocks[row_ptr[r]:row_ptr[r + 1]]``), their largest
+    ``cand_areas`` scratch), the supply searches of the rail test (``supply``, a
+    :class:`~soe_sim.engine.nb.SupplySearchCache`: in a game loop the one every kernel shares), and per
+    distance row its blocks (``row_blocks[row_ptr[r]:row_ptr[r + 1]]``), their largest
     allowances ``row_allow_all`` and the union of their masks ``row_mask_all`` (``row_mask`` and ``row_allow``
     scratch). The game loop computes it once per side per
     placement step and then only runs the
@@ -461,7 +466,7 @@ class PlacementTables(NamedTuple):
     src_row: np.ndarray
     depot_row: np.ndarray
     depot_dist_row: np.ndarray
-    seeds: np.ndarray
+    supply: SupplySearchCache
     meta: np.ndarray
     slot_type: np.ndarray
     slot_area: np.ndarray
@@ -511,7 +516,7 @@ def new_placement_tables_nb(n_blocks, n_areas, n_edges, order_capacity):
         np.full((n, n), UNREACHED, dtype=np.int32), np.zeros((n, n), dtype=np.int32), np.zeros(n, dtype=np.int64),
         np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.full(n, UNREACHED, dtype=np.int32),
         np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_),
-        np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.bool_), np.zeros(N_META, dtype=np.int64),
+        np.zeros(n, dtype=np.int32), new_supply_search_cache_nb(n, N_SUPPLY_SLOTS), np.zeros(N_META, dtype=np.int64),
         np.zeros(order_capacity + 1, dtype=np.int64), np.zeros(order_capacity + 1, dtype=np.int64),
         np.zeros(nbk, dtype=np.bool_), np.full(nbk, -1, dtype=np.int64), np.zeros(order_capacity + 2, dtype=np.int64),
         np.full(nbk, -1, dtype=np.int64), np.full(order_capacity + 1, -1, dtype=np.int64),
@@ -657,7 +662,7 @@ def placement_tables_nb(state, map_arrays, orules, side, tabs):
     if any_sup and orules.rail_max_areas >= 1:
         dd = tabs.depot_dist_row
         side_depots_into_nb(ip, ix, map_arrays.adj_bits, el, map_arrays.supply_source, state.supply_base,
-                            map_arrays.garrison, enemy, side, tabs.src_row, tabs.depot_row, dd, tabs.seeds, tabs.queue)
+                            map_arrays.garrison, enemy, side, tabs.src_row, tabs.depot_row, dd, tabs.supply)
         for r in range(nf):
             a = fareas[r]
             for e in range(ip[a], ip[a + 1]):
@@ -1672,8 +1677,9 @@ class WithdrawScratch(NamedTuple):
     it is read): presence ``cnt`` int32 / ``enemy`` bool (2, n_areas), the side's supply rows
     ``src_row`` / ``depot_dist_row`` int32 and ``goal`` bool (n_areas,), the closed links ``eb``
     bool (n_links,), the retreat candidates ``cand`` / ``cand_d`` int64 (max degree + 1,), ``target``
-    / ``members`` int64 (n_blocks,), ``allowed`` / ``seeds`` bool and ``queue`` / ``dist`` int32
-    (n_areas,); ``ready`` int64 (2,): the order whose targets :func:`withdraw_loss_options_scratch_nb`
+    / ``members`` int64 (n_blocks,), ``allowed`` bool and ``queue`` / ``dist`` int32 (n_areas,), the
+    supply searches ``supply`` (:class:`~soe_sim.engine.nb.SupplySearchCache`, shared with the game's other
+    kernels in a game loop); ``ready`` int64 (2,): the order whose targets :func:`withdraw_loss_options_scratch_nb`
     left in ``cand`` / ``target`` and their count (-1: none), which
     :func:`execute_withdraw_choice_scratch_nb` then takes instead of recomputing them — the player's
     loss choice in between changes nothing on the map."""
@@ -1689,7 +1695,7 @@ class WithdrawScratch(NamedTuple):
     target: np.ndarray
     members: np.ndarray
     allowed: np.ndarray
-    seeds: np.ndarray
+    supply: SupplySearchCache
     queue: np.ndarray
     dist: np.ndarray
     ready: np.ndarray
@@ -1704,8 +1710,8 @@ def new_withdraw_scratch_nb(n_blocks, map_arrays):
                            np.zeros(map_arrays.adj_indices.shape[0], dtype=np.bool_),
                            np.zeros(max_deg + 1, dtype=np.int64), np.zeros(max_deg + 1, dtype=np.int64),
                            np.zeros(n_blocks, dtype=np.int64), np.zeros(n_blocks, dtype=np.int64),
-                           np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int32),
-                           np.zeros(n, dtype=np.int32), np.full(2, -1, dtype=np.int64))
+                           np.zeros(n, dtype=np.bool_), new_supply_search_cache_nb(n, N_SUPPLY_SLOTS),
+                           np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.full(2, -1, dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -1720,7 +1726,7 @@ def _withdraw_targets_nb(state, map_arrays, orules, s, a, m, ws):
     goal = ws.goal  # the friendly supply depots
     side_depots_into_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, map_arrays.eastern_link,
                         map_arrays.supply_source, state.supply_base, map_arrays.garrison, enemy, s, ws.src_row, goal,
-                        ws.depot_dist_row, ws.seeds, ws.queue)
+                        ws.depot_dist_row, ws.supply)
     eb = ws.eb
     edge_blocked_nb(state, map_arrays, s, cnt, eb)
     return retreat_targets_into_nb(map_arrays.adj_indptr, map_arrays.adj_indices, map_arrays.adj_bits, eb,
