@@ -501,23 +501,39 @@ def supply_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, suppl
                           enemy, out_source_dist, out_depot, cache):
     """:func:`supply_depots_nb` with the caller's :class:`SupplySearchCache` ``cache`` (its searches
     from the supply sources are kept in the slots ``SLOT_SOURCE + 2 * side``)."""
-    n = key_city.shape[0]
-    seeds = cache.seeds
     for s in range(2):
-        for i in range(n):
-            seeds[i] = supply_source[i] == s or supply_base[i] == s or (s == SIDE.SOVIET and eastern_link[i])
-        supply_search_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, out_source_dist[s],
-                         cache, SLOT_SOURCE + 2 * s)
-        for i in range(n):
-            if s == SIDE.SOVIET and eastern_link[i]:
-                out_depot[s, i] = True
-            elif supply_base[i] == s:  # EatS II.3 (G16): a base is a depot while no enemy block is in it
-                out_depot[s, i] = not enemy[s, i]
-            else:
-                # SoE 1.3: s controls a key city its garrison and/or blocks occupy (enemy[1 - s]: the presence
-                # of s), at once, not only when control_nb records it at the end of the phase
-                out_depot[s, i] = (key_city[i] and enemy[1 - s, i] and not enemy[s, i]
-                                   and out_source_dist[s, i] >= 0)
+        _source_seeds_nb(supply_source, supply_base, eastern_link, s, cache.seeds)
+        supply_search_nb(adj_indptr, adj_indices, adj_bits, cache.seeds, enemy[s], eastern_link, s,
+                         out_source_dist[s], cache, SLOT_SOURCE + 2 * s)
+        _depot_row_nb(supply_base, key_city, eastern_link, enemy, s, out_source_dist[s], out_depot[s])
+
+
+@njit(cache=True, inline="always")
+def _source_seeds_nb(supply_source, supply_base, eastern_link, s, out_seeds):
+    """The supply sources of side ``s`` (SoE 1.31: Warsaw for the Poles, the Eastern Links for the
+    Soviets; a supply base of ``s``, EatS II.3, G16) as ``out_seeds`` (n_areas,) bool. ``|`` and ``&``
+    where ``or`` / ``and`` branched per area (docs/engine-design.md "Session 42")."""
+    sov = s == SIDE.SOVIET
+    for i in range(out_seeds.shape[0]):
+        out_seeds[i] = (supply_source[i] == s) | (supply_base[i] == s) | (sov & eastern_link[i])
+
+
+@njit(cache=True, inline="always")
+def _depot_row_nb(supply_base, key_city, eastern_link, enemy, s, source_dist_row, out_depot_row):
+    """The supply depots of side ``s`` (SoE 1.3, 1.31, E3, G16) from its clear-path distances to its
+    supply sources ``source_dist_row`` (n_areas,), as ``out_depot_row`` (n_areas,) bool, branch-free.
+
+    An Eastern Link is always a Soviet depot (E3); else a supply base of ``s`` (EatS II.3, G16) is one
+    while no enemy block is in it; else a key city is one when ``s`` controls it — its garrison and/or
+    blocks occupy it (``enemy[1 - s]``: the presence of ``s``) and no enemy does, at once, not only
+    when ``control_nb`` records it at the end of the phase (SoE 1.3) — with a clear path to a source."""
+    sov = s == SIDE.SOVIET
+    for i in range(out_depot_row.shape[0]):
+        link = sov & eastern_link[i]
+        base = supply_base[i] == s
+        free = enemy[s, i] ^ True
+        city = key_city[i] & enemy[1 - s, i] & free & (source_dist_row[i] >= 0)
+        out_depot_row[i] = link | ((link ^ True) & ((base & free) | ((base ^ True) & city)))
 
 
 @njit(cache=True, _nrt=True)
@@ -573,21 +589,11 @@ def side_depots_into_nb(adj_indptr, adj_indices, adj_bits, eastern_link, supply_
     """:func:`side_depots_nb` with the caller's :class:`SupplySearchCache` ``cache`` (the same slots as
     :func:`supply_depots_into_nb` and :func:`block_supply_into_nb`: a search one of them made on the
     same position is not made again)."""
-    n = key_city.shape[0]
     s = side
-    seeds = cache.seeds
-    for i in range(n):
-        seeds[i] = supply_source[i] == s or supply_base[i] == s or (s == SIDE.SOVIET and eastern_link[i])
-    supply_search_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy[s], eastern_link, s, out_source_dist_row, cache,
-                     SLOT_SOURCE + 2 * s)
-    for i in range(n):
-        if s == SIDE.SOVIET and eastern_link[i]:
-            out_depot_row[i] = True
-        elif supply_base[i] == s:  # EatS II.3, as above
-            out_depot_row[i] = not enemy[s, i]
-        else:
-            out_depot_row[i] = (key_city[i] and enemy[1 - s, i] and not enemy[s, i]  # SoE 1.3, as above
-                                and out_source_dist_row[i] >= 0)
+    _source_seeds_nb(supply_source, supply_base, eastern_link, s, cache.seeds)
+    supply_search_nb(adj_indptr, adj_indices, adj_bits, cache.seeds, enemy[s], eastern_link, s, out_source_dist_row,
+                     cache, SLOT_SOURCE + 2 * s)
+    _depot_row_nb(supply_base, key_city, eastern_link, enemy, s, out_source_dist_row, out_depot_row)
     supply_search_nb(adj_indptr, adj_indices, adj_bits, out_depot_row, enemy[s], eastern_link, s, out_depot_dist_row,
                      cache, SLOT_DEPOT + 2 * s)
 
