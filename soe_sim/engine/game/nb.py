@@ -69,6 +69,7 @@ from soe_sim.engine.cards.nb import (
     shuffle_draw_pile_nb,
     two_front_extra_draw_nb,
 )
+from soe_sim.engine import nb as enb  # internal kernels (no Python entry point) by module: tests/test_jit.py
 from soe_sim.engine.battles import nb as battles_nb_module
 from soe_sim.engine.events import nb as evnb
 from soe_sim.engine.game import policies as pnb
@@ -77,12 +78,10 @@ from soe_sim.engine.leaders import nb as lnb
 from soe_sim.engine.nb import (
     N_OOS,
     apply_out_of_supply_nb,
-    block_supply_into_nb,
     enemy_presence_nb,
     garrison_replacement_nb,
     overstack_pullback_nb,
     side_sign_nb,
-    supply_depots_into_nb,
     update_control_nb,
     vp_add_nb,
 )
@@ -991,8 +990,8 @@ def arrivals_nb(state, m, er, condition_met, log, ctr, scratch_blocks, scratch_e
         return
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side,
                       scratch_blocks, scratch_enemy)
-    supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
-                          state.supply_base, m.garrison, scratch_enemy, scratch_src, scratch_depot, supply)
+    enb.supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                              state.supply_base, m.garrison, scratch_enemy, scratch_src, scratch_depot, supply)
     nbk = state.block_side.shape[0]
     arrive_reinforcements_nb(m.adj_indptr, m.adj_indices, m.eastern_link, scratch_enemy, scratch_depot,
                              er.max_blocks, state.round[0], state.phase[0], condition_met, state.block_side,
@@ -2035,11 +2034,11 @@ def supply_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist, sup
     :class:`~soe_sim.engine.nb.SupplySearchCache` (``GameWork.supply``)."""
     hid = hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
-                          state.supply_base, m.garrison, enemy, src, depot, supply)
-    block_supply_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
-                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
-                         er.cavalry_supply_range, depot_dist, state.block_in_supply, supply)
+    enb.supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                              state.supply_base, m.garrison, enemy, src, depot, supply)
+    enb.block_supply_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
+                             state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
+                             er.cavalry_supply_range, depot_dist, state.block_in_supply, supply)
     if hid:
         unhide_nb(state, hidden)
     for b in range(state.block_side.shape[0]):
@@ -2093,11 +2092,11 @@ def stacking_nb(state, m, er, log, ctr, blocks, enemy, src, depot, depot_dist, s
             #           scratch computed below is not read after this function)
         enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks,
                           enemy)
-        supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
-                              state.supply_base, m.garrison, enemy, src, depot, supply)
-        block_supply_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
-                             state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
-                             er.cavalry_supply_range, depot_dist, insup, supply)
+        enb.supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                                  state.supply_base, m.garrison, enemy, src, depot, supply)
+        enb.block_supply_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy,
+                                 state.block_side, state.block_arm, state.block_area, state.block_status,
+                                 er.infantry_supply_range, er.cavalry_supply_range, depot_dist, insup, supply)
         for i in range(closed.shape[1]):
             enemy[s, i] = enemy[s, i] or closed[s, i]
         overstack_pullback_nb(m.adj_indptr, m.adj_indices, m.eastern_link, enemy[s], depot_dist[s],
@@ -2213,8 +2212,8 @@ def supply_phase_garrisons_nb(state, m, log, ctr, blocks, enemy, src, depot, sup
     for the Reinforcement Phase (EatS II.4.2, XI.2, round example combat 1)."""
     n_areas = state.control.shape[0]
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
-                          state.supply_base, m.garrison, enemy, src, depot, supply)
+    enb.supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                              state.supply_base, m.garrison, enemy, src, depot, supply)
     want = np.ones((2, n_areas), dtype=np.bool_)
     for i in range(n_areas):
         if waiting[i]:
@@ -2332,11 +2331,11 @@ def reinforcement_phase_nb(state, orders, m, er, rr, cfg, active, policies, rng_
     hidden = np.zeros(nbk, dtype=np.bool_)
     hid = hide_all_inactive_nb(state, active, hidden)
     enemy_presence_nb(state.block_side, state.block_area, state.block_status, state.garrison_side, blocks, enemy)
-    supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
-                          state.supply_base, m.garrison, enemy, src, depot, supply)
-    block_supply_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
-                         state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
-                         er.cavalry_supply_range, depot_dist, state.block_in_supply, supply)
+    enb.supply_depots_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, m.supply_source,
+                              state.supply_base, m.garrison, enemy, src, depot, supply)
+    enb.block_supply_into_nb(m.adj_indptr, m.adj_indices, m.adj_bits, m.eastern_link, depot, enemy, state.block_side,
+                             state.block_arm, state.block_area, state.block_status, er.infantry_supply_range,
+                             er.cavalry_supply_range, depot_dist, state.block_in_supply, supply)
     # G15, RF7 (SoE 8.31): an area "held" only by inactive-nation blocks is no enemy-held area. Control
     # counted them (update_control_nb), so the front line takes an area's controller only when it is there
     # in the hidden snapshot (``enemy``) or the area is an Eastern Link (E3)
