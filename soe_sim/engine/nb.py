@@ -351,14 +351,12 @@ def _append_areas_nb(x, w, out, k):
     return k
 
 
-@njit(cache=True, _nrt=False, internal=True)
-def _clear_bfs_bits_nb(adj_bits, seeds, enemy_row, side, blocked_area, out_dist):
-    """:func:`clear_bfs_into_nb` on area sets (``adj_bits`` of four words, maps of up to 256 areas):
-    :func:`_layers_nb` from the seeds that are enterable, not enemy areas and not the blocked area,
-    never expanding an enemy area (E1), entering enterable areas other than the blocked one (E9)."""
-    n = out_dist.shape[0]
-    for i in range(n):
-        out_dist[i] = UNREACHED
+@njit(cache=True, inline="always")
+def _clear_search_words_nb(adj_bits, seeds, enemy_row, side, blocked_area):
+    """The area sets of a clear-path search as words: the seeds that can start a path (enterable, not
+    enemy areas, not ``blocked_area``; ``-1``: none) ``f0..f3``, the enemy areas ``e0..e3`` (a path
+    may end in one, never pass through it: E1) and the areas it may enter ``a0..a3`` (enterable, not
+    the blocked area: E9)."""
     a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)
     a0 &= ~_area_word_nb(blocked_area, 0)
     a1 &= ~_area_word_nb(blocked_area, 1)
@@ -368,8 +366,21 @@ def _clear_bfs_bits_nb(adj_bits, seeds, enemy_row, side, blocked_area, out_dist)
     e1 = _word_nb(enemy_row, 1)
     e2 = _word_nb(enemy_row, 2)
     e3 = _word_nb(enemy_row, 3)
-    _layers_nb(adj_bits, _word_nb(seeds, 0) & ~e0 & a0, _word_nb(seeds, 1) & ~e1 & a1, _word_nb(seeds, 2) & ~e2 & a2,
-               _word_nb(seeds, 3) & ~e3 & a3, e0, e1, e2, e3, a0, a1, a2, a3, n, out_dist)
+    return (_word_nb(seeds, 0) & ~e0 & a0, _word_nb(seeds, 1) & ~e1 & a1, _word_nb(seeds, 2) & ~e2 & a2,
+            _word_nb(seeds, 3) & ~e3 & a3, e0, e1, e2, e3, a0, a1, a2, a3)
+
+
+@njit(cache=True, _nrt=False, internal=True)
+def _clear_bfs_bits_nb(adj_bits, seeds, enemy_row, side, blocked_area, out_dist):
+    """:func:`clear_bfs_into_nb` on area sets (``adj_bits`` of four words, maps of up to 256 areas):
+    :func:`_layers_nb` from the seeds that are enterable, not enemy areas and not the blocked area,
+    never expanding an enemy area (E1), entering enterable areas other than the blocked one (E9)."""
+    n = out_dist.shape[0]
+    for i in range(n):
+        out_dist[i] = UNREACHED
+    f0, f1, f2, f3, e0, e1, e2, e3, a0, a1, a2, a3 = _clear_search_words_nb(adj_bits, seeds, enemy_row, side,
+                                                                            blocked_area)
+    _layers_nb(adj_bits, f0, f1, f2, f3, e0, e1, e2, e3, a0, a1, a2, a3, n, out_dist)
 
 
 @njit(cache=True, _nrt=False, internal=True)
@@ -384,15 +395,7 @@ def supply_search_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, easter
         clear_bfs_into_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, eastern_link, side, -1, out_dist,
                           cache.queue)
         return
-    a0, a1, a2, a3 = _allowed_words_nb(adj_bits, side)
-    e0 = _word_nb(enemy_row, 0)
-    e1 = _word_nb(enemy_row, 1)
-    e2 = _word_nb(enemy_row, 2)
-    e3 = _word_nb(enemy_row, 3)
-    f0 = _word_nb(seeds, 0) & ~e0 & a0
-    f1 = _word_nb(seeds, 1) & ~e1 & a1
-    f2 = _word_nb(seeds, 2) & ~e2 & a2
-    f3 = _word_nb(seeds, 3) & ~e3 & a3
+    f0, f1, f2, f3, e0, e1, e2, e3, a0, a1, a2, a3 = _clear_search_words_nb(adj_bits, seeds, enemy_row, side, -1)
     key = cache.key
     dist = cache.dist
     tag = np.uint64(side + 1)
@@ -404,7 +407,7 @@ def supply_search_nb(adj_indptr, adj_indices, adj_bits, seeds, enemy_row, easter
         return
     for i in range(n):
         out_dist[i] = UNREACHED
-    _layers_nb(adj_bits, f0, f1, f2, f3, e0, e1, e2, e3, a0, a1, a2, a3, n, out_dist)  # as _clear_bfs_bits_nb
+    _layers_nb(adj_bits, f0, f1, f2, f3, e0, e1, e2, e3, a0, a1, a2, a3, n, out_dist)
     key[slot, 0] = f0
     key[slot, 1] = f1
     key[slot, 2] = f2
